@@ -1,0 +1,1 @@
+//! Atomic chess rules exactly as lichess plays them.

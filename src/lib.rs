@@ -1,0 +1,1 @@
+//! atomic-bot: an Atomic chess engine and lichess bot.
