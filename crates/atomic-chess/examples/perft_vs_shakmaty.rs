@@ -5,7 +5,7 @@
 //!
 //! Positions: the start position at depth 5 and every "middlegame" FEN of
 //! `tests/data/perft.txt` (at least 20 pieces, not the start position) at the depth of
-//! its deepest vector. Both sides bulk-count the last ply (`moves.len()`), so they do
+//! its deepest vector (at least 4). Both sides bulk-count the last ply (`moves.len()`), so they do
 //! the same work; node counts are compared before timing.
 
 use std::time::{Duration, Instant};
@@ -26,7 +26,9 @@ fn cases() -> Vec<(String, u32)> {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
         let f: Vec<&str> = line.split(';').collect();
-        let (fen, depth) = (f[0].to_owned(), f[1].parse::<u32>().unwrap_or(1));
+        // At least depth 4 so every case is long enough to time; counts are checked
+        // against shakmaty before timing.
+        let (fen, depth) = (f[0].to_owned(), f[1].parse::<u32>().unwrap_or(1).max(4));
         let pieces = fen
             .split(' ')
             .next()
