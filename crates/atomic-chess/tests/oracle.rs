@@ -254,3 +254,26 @@ proptest! {
         }
     }
 }
+
+/// Perft of every data FEN against shakmaty at depth `ORACLE_PERFT_DEPTH` (default 3;
+/// 1 s in release; 4 passed in 30 s). On demand only:
+/// `cargo test --release -p atomic-chess --test oracle -- --ignored`.
+#[test]
+#[ignore = "slow in debug builds; run in release"]
+fn deep_perft_of_every_data_fen_agrees_with_shakmaty() {
+    let depth = std::env::var("ORACLE_PERFT_DEPTH")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3);
+    for fen in start_fens() {
+        let Some(theirs) = shakmaty_pos(fen) else {
+            continue;
+        };
+        let ours = Position::from_fen(fen).expect("FEN");
+        assert_eq!(
+            atomic_chess::perft(&ours, depth),
+            shakmaty::perft(&theirs, depth),
+            "{fen}"
+        );
+    }
+}
