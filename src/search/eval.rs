@@ -65,6 +65,35 @@ pub fn wins_at_once(pos: &Position, m: Move) -> bool {
     m.is_capture() && pos.king_explodes(m).1
 }
 
+/// Whether the quiet move `m` attacks the enemy king from its destination (a direct check;
+/// discovered checks are not seen). Captures never give a direct check in atomic: the capturer
+/// is destroyed by its own blast.
+pub fn gives_direct_check(pos: &Position, m: Move) -> bool {
+    if m.is_capture() || m.is_castle() {
+        return false;
+    }
+    let board = pos.board();
+    let Some(their_king) = board.king_of(!pos.turn()) else {
+        return false;
+    };
+    let role = m.promotion().unwrap_or(m.role());
+    if role == Role::King {
+        return false;
+    }
+    let after = (board.occupied() & !m.from().bitboard()) | m.to().bitboard();
+    piece_attacks(role, pos.turn(), m.to(), after).contains(their_king)
+}
+
+/// Whether the move `m` checkmates: a direct check after which the opponent has no legal move.
+pub fn mates_at_once(pos: &Position, m: Move) -> bool {
+    if !gives_direct_check(pos, m) {
+        return false;
+    }
+    let mut child = *pos;
+    child.play_unchecked(m);
+    child.is_check() && child.legal_moves().is_empty()
+}
+
 /// Squares where an enemy capture would blow up `color`'s king: our own pieces next to our
 /// king (and the king itself, a check), minus those next to the enemy king too, since a capture
 /// there would blow up both kings and is illegal.
@@ -305,8 +334,16 @@ pub fn priors(pos: &Position, moves: &[Move], params: &SearchParams, out: &mut V
             let after = (occupied & !m.from().bitboard()) | m.to().bitboard();
             // A blast threat: after the move the piece attacks a square whose capture blows up
             // their king.
-            if role != Role::King && (piece_attacks(role, us, m.to(), after) & targets).any() {
+            let reach = if role == Role::King {
+                Bitboard::EMPTY
+            } else {
+                piece_attacks(role, us, m.to(), after)
+            };
+            if (reach & targets).any() {
                 logit += params.prior_threat;
+            }
+            if their_king.is_some_and(|k| reach.contains(k)) {
+                logit += params.prior_check;
             }
             // Moving where the enemy can take: the piece dies unless their cheapest attacker is
             // worth more; next to our own king it is a blast target.

@@ -178,13 +178,12 @@ impl Searcher {
         let single = root_moves.len() == 1;
         let mut last_info = start;
         let mut watch = Watch::default();
+        let mut proven_at = None;
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            if !limits.infinite
-                && (single || self.tree.get(ROOT).proof != Proof::Unknown || self.full)
-            {
+            if !limits.infinite && (single || self.full || self.root_settled(&mut proven_at)) {
                 break;
             }
             if limits.nodes.is_some_and(|n| self.stats.playouts >= n) {
@@ -223,6 +222,26 @@ impl Searcher {
             self.playout(&root_pos, base_keys);
         }
         self.result_with(start, on_info, randomize)
+    }
+
+    /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
+    /// move, ends it at once. A longer proven win keeps searching the unproven root moves for a
+    /// shorter one (selection skips proven root children then) for as many playouts again as the
+    /// proof took, plus a little: a shorter win is both safer and what puzzle suites expect.
+    fn root_settled(&self, proven_at: &mut Option<u64>) -> bool {
+        match self.tree.get(ROOT).proof {
+            Proof::Unknown => false,
+            Proof::Win(d) if d > 1 => {
+                let at = *proven_at.get_or_insert(self.stats.playouts);
+                let open = self
+                    .tree
+                    .get(ROOT)
+                    .child_ids()
+                    .any(|c| self.tree.get(c).proof == Proof::Unknown);
+                !open || self.stats.playouts >= 2 * at + 2000
+            }
+            _ => true,
+        }
     }
 
     /// Reuses the subtree of the moves played since the last search, or starts afresh.
@@ -353,7 +372,11 @@ impl Searcher {
                 Proof::Draw
             });
         }
-        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
+        // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
+        if moves
+            .iter()
+            .any(|&m| eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m))
+        {
             return Some(Proof::Win(1));
         }
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
@@ -369,7 +392,7 @@ impl Searcher {
         self.children.clear();
         for (&m, &prior) in moves.iter().zip(&self.priors) {
             let mut child = Node::new(Some(m), prior);
-            if eval::wins_at_once(pos, m) {
+            if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
             }
@@ -403,10 +426,15 @@ impl Searcher {
             .map(|c| c.prior)
             .sum();
         let fpu = parent_value - params.fpu_reduction * visited_policy.sqrt();
+        // A proven root keeps looking for a shorter win among its unproven moves only.
+        let shortening = id == ROOT && matches!(node.proof, Proof::Win(_));
         let mut best = node.first;
         let mut best_score = f32::NEG_INFINITY;
         for cid in node.child_ids() {
             let child = self.tree.get(cid);
+            if shortening && child.proof != Proof::Unknown {
+                continue;
+            }
             let q = match child.proof {
                 Proof::Loss(d) => 10.0 - f32::from(d) * 0.01,
                 Proof::Win(_) => continue,

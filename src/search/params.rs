@@ -23,6 +23,8 @@ pub struct SearchParams {
     pub prior_capture: f32,
     /// Policy logit for a move that attacks a piece next to the enemy king (a blast threat).
     pub prior_threat: f32,
+    /// Policy logit for a direct check.
+    pub prior_check: f32,
     /// Policy logit penalty for moving a piece to a square the enemy attacks, per queen value.
     pub prior_hanging: f32,
     /// Penalty, in centipawns, per blast threat against the side to move at a quiet leaf.
@@ -48,6 +50,7 @@ impl Default for SearchParams {
             qsearch_depth: 8,
             prior_capture: 0.6,
             prior_threat: 1.5,
+            prior_check: 1.0,
             prior_hanging: 1.0,
             eval_threat: 90,
             eval_mobility: 3,
@@ -115,6 +118,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
     spec!("PriorCapture", prior_capture, 0, 500, 100.0, f32),
     spec!("PriorThreat", prior_threat, 0, 1000, 100.0, f32),
+    spec!("PriorCheck", prior_check, 0, 1000, 100.0, f32),
     spec!("PriorHanging", prior_hanging, 0, 1000, 100.0, f32),
     spec!("EvalThreat", eval_threat, 0, 1000, 1.0, i32),
     spec!("EvalMobility", eval_mobility, 0, 50, 1.0, i32),
