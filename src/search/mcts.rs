@@ -39,6 +39,8 @@ pub struct SearchStats {
     pub depth_sum: u64,
     /// Deepest playout.
     pub max_depth: u32,
+    /// Playouts the root already had from earlier searches (tree reuse).
+    pub reused: u64,
 }
 
 /// Holds the tree between searches, so the subtree of the moves actually played is reused.
@@ -116,6 +118,11 @@ impl Searcher {
         self.stats
     }
 
+    /// Playouts the root already had when the last search started (tree reuse).
+    pub fn reused_playouts(&self) -> u64 {
+        self.stats.reused
+    }
+
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
     /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
     pub fn search(
@@ -131,6 +138,7 @@ impl Searcher {
         self.qstats = QStats::default();
         self.full = false;
         self.prepare_root(game);
+        self.stats.reused = u64::from(self.tree.get(ROOT).visits);
 
         // Repetition keys: the game's reversible history, then the root, then the path.
         self.keys.clear();
