@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test of atomic-bot: the Rust test suites of the whole workspace, then the
+# black-box checks of the release binary (rules vectors over UCI, container smoke tests).
+# Usage: bash scripts/test-all.sh        (from the repository root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo test (workspace)"
+cargo test --workspace --locked
+
+echo "== release build (the Dockerfile's command line)"
+cargo build --locked --release --bin atomic-bot
+
+# The workplace's black-box checker lives beside the repository (../shared/tools); the same
+# vectors are also checked in-process by crates/atomic-chess/tests, so a plain clone loses nothing.
+CHECK_RULES=${CHECK_RULES:-../shared/tools/check_rules.py}
+if [[ -f "$CHECK_RULES" ]]; then
+  echo "== rules vectors over UCI ($CHECK_RULES)"
+  python3 "$CHECK_RULES" --engine "target/release/atomic-bot uci" \
+    --vectors crates/atomic-chess/tests/data/positions.jsonl \
+    --perft crates/atomic-chess/tests/data/perft.txt \
+    --max-depth 4 --fen --strict-ep
+else
+  echo "== rules vectors over UCI: skipped ($CHECK_RULES not found)"
+fi
+
+if [[ -f .ci/docker-smoke.sh ]]; then
+  echo "== container smoke tests"
+  bash .ci/docker-smoke.sh
+fi
+echo "== all tests passed"
