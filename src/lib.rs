@@ -1,1 +1,4 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
+pub mod heartbeat;
+pub mod metrics;
+pub mod telemetry;
