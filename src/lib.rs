@@ -1,4 +1,5 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
 pub mod heartbeat;
+pub mod lichess;
 pub mod metrics;
 pub mod telemetry;

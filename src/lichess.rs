@@ -1,0 +1,3 @@
+//! The lichess bot.
+pub mod chat_commands;
+pub mod matchmaking;
