@@ -3,8 +3,8 @@
 //! - Logs go to **stderr**: stdout belongs to the UCI protocol, and `docker logs` shows both.
 //! - `LOG_FORMAT=json` (set in the container image) gives one JSON object per line for log
 //!   shippers; anything else gives human-readable text.
-//! - `RUST_LOG` filters as usual (`info` when unset; invalid directives are ignored rather than
-//!   stopping the bot).
+//! - `RUST_LOG` filters as usual (the configured `log.level`, else `info`, when unset; invalid
+//!   directives are ignored rather than stopping the bot).
 //! - Every game task runs inside [`game_span`], so each line it logs carries the game id (a
 //!   `span` object in JSON, a `game{game_id=…}:` prefix in text).
 //! - When a game ends, the task builds a [`GameSummary`] from its [`GameStats`] and calls
@@ -53,12 +53,18 @@ impl LogFormat {
     }
 }
 
-/// The `RUST_LOG` filter, `info` by default; invalid directives are skipped (with tracing's own
-/// warning on stderr) rather than refusing to start a long-running service over a typo.
-pub fn env_filter() -> EnvFilter {
+/// The log filter: `RUST_LOG` when set, else `default_directives` (the configuration's
+/// `log.level`, e.g. `info` or `atomic_bot=debug,info`), else `info`. Invalid directives are
+/// skipped (tracing prints a warning) rather than refusing to start a long-running service over a
+/// typo.
+pub fn env_filter(default_directives: &str) -> EnvFilter {
+    let from_env = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let directives = from_env.as_deref().unwrap_or(default_directives);
     EnvFilter::builder()
         .with_default_directive(LevelFilter::INFO.into())
-        .from_env_lossy()
+        .parse_lossy(directives)
 }
 
 /// Builds the subscriber for `format`, writing through `writer`. Separate from [`init`] so that
@@ -87,11 +93,12 @@ where
     }
 }
 
-/// Installs the global subscriber (stderr, `RUST_LOG`, `format`). Returns false if one was
-/// already installed (for example when called twice in tests), which is harmless.
-pub fn init(format: LogFormat) -> bool {
-    tracing::subscriber::set_global_default(subscriber(format, env_filter(), std::io::stderr))
-        .is_ok()
+/// Installs the global subscriber: stderr, [`env_filter`]`(default_directives)`, `format`.
+/// Returns false if one was already installed (for example when called twice in tests), which is
+/// harmless.
+pub fn init(format: LogFormat, default_directives: &str) -> bool {
+    let sub = subscriber(format, env_filter(default_directives), std::io::stderr);
+    tracing::subscriber::set_global_default(sub).is_ok()
 }
 
 /// The span every game task runs in: its lines carry `game_id`.
