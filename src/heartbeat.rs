@@ -31,6 +31,54 @@ pub const DEFAULT_PATH: &str = "/tmp/atomic-bot.heartbeat";
 /// watchdog plus a 60 s rate-limit pause, so a bot that is merely reconnecting stays healthy.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(90);
 
+/// The `[heartbeat]` configuration section.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeartbeatSettings {
+    /// Write the heartbeat file (on by default: it is one small write per second at most).
+    pub enabled: bool,
+    /// The file; `atomic-bot healthcheck` reads the same setting.
+    pub path: PathBuf,
+    /// `atomic-bot healthcheck` fails when the last event-stream line is older than this.
+    pub max_age_s: u64,
+}
+
+impl Default for HeartbeatSettings {
+    fn default() -> Self {
+        HeartbeatSettings {
+            enabled: true,
+            path: PathBuf::from(DEFAULT_PATH),
+            max_age_s: DEFAULT_MAX_AGE.as_secs(),
+        }
+    }
+}
+
+impl HeartbeatSettings {
+    /// Checks bounds; the error is `(key, reason)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.max_age_s < 10 {
+            return Err((
+                "heartbeat.max_age_s",
+                "must be at least 10 (lichess keep-alives come every 6-7 s)".into(),
+            ));
+        }
+        if self.enabled && self.path.as_os_str().is_empty() {
+            return Err(("heartbeat.path", "must not be empty when enabled".into()));
+        }
+        Ok(())
+    }
+
+    /// `max_age_s` as a duration.
+    pub fn max_age(&self) -> Duration {
+        Duration::from_secs(self.max_age_s)
+    }
+
+    /// The writer for the event-stream loop, or `None` when disabled.
+    pub fn writer(&self) -> Option<Heartbeat> {
+        self.enabled.then(|| Heartbeat::new(&self.path))
+    }
+}
+
 /// Writes the heartbeat file, rate-limited so that it can be called on every stream line.
 #[derive(Debug)]
 pub struct Heartbeat {
@@ -194,6 +242,21 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn settings_validate() {
+        assert!(HeartbeatSettings::default().validate().is_ok());
+        let bad = HeartbeatSettings {
+            max_age_s: 5,
+            ..HeartbeatSettings::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "heartbeat.max_age_s");
+        let off = HeartbeatSettings {
+            enabled: false,
+            ..HeartbeatSettings::default()
+        };
+        assert!(off.writer().is_none());
     }
 
     #[test]

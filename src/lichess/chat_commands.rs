@@ -22,6 +22,49 @@ pub const MAX_CHAT_CHARS: usize = 140;
 /// Default minimum time between two replies in the same room.
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(5);
 
+/// The `[chat]` configuration section (the player-room greeting and goodbye are `game.greeting`
+/// and `game.goodbye`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChatSettings {
+    /// Answer `!help`, `!eval`, `!name` and `!queue`.
+    pub commands: bool,
+    /// Minimum seconds between two replies in the same room.
+    pub cooldown_s: u64,
+    /// Greeting posted in the spectator room at the start of a game (`{me}`, `{opponent}`
+    /// replaced; empty = off).
+    pub spectator_greeting: String,
+}
+
+impl Default for ChatSettings {
+    fn default() -> Self {
+        ChatSettings {
+            commands: true,
+            cooldown_s: DEFAULT_COOLDOWN.as_secs(),
+            spectator_greeting:
+                "Hi! I am {me}, an Atomic chess engine. Commands: !help !eval !name !queue".into(),
+        }
+    }
+}
+
+impl ChatSettings {
+    /// Checks bounds; the error is `(key, reason)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.spectator_greeting.chars().count() > MAX_CHAT_CHARS {
+            return Err((
+                "chat.spectator_greeting",
+                format!("lichess chat lines are at most {MAX_CHAT_CHARS} characters"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `cooldown_s` as a duration.
+    pub fn cooldown(&self) -> Duration {
+        Duration::from_secs(self.cooldown_s)
+    }
+}
+
 /// The two chat rooms of a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Room {
@@ -300,6 +343,16 @@ mod tests {
             nodes: 45_678,
             depth: 12,
         }
+    }
+
+    #[test]
+    fn settings_validate() {
+        assert!(ChatSettings::default().validate().is_ok());
+        let long = ChatSettings {
+            spectator_greeting: "x".repeat(141),
+            ..ChatSettings::default()
+        };
+        assert_eq!(long.validate().unwrap_err().0, "chat.spectator_greeting");
     }
 
     #[test]

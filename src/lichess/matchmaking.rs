@@ -207,33 +207,43 @@ impl Default for MatchmakingConfig {
 }
 
 impl MatchmakingConfig {
-    /// Checks bounds; the error names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks bounds; the error is `(key, reason)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if self.enabled && self.time_controls.is_empty() {
-            return Err(
-                "matchmaking.time_controls: must list at least one time control when enabled"
-                    .into(),
-            );
+            return Err((
+                "matchmaking.time_controls",
+                "must list at least one time control when enabled".into(),
+            ));
         }
         if self.min_rating > self.max_rating {
-            return Err(format!(
-                "matchmaking.min_rating ({}) is above matchmaking.max_rating ({})",
-                self.min_rating, self.max_rating
+            return Err((
+                "matchmaking.min_rating",
+                format!(
+                    "{} is above matchmaking.max_rating ({})",
+                    self.min_rating, self.max_rating
+                ),
             ));
         }
         if self.daily_limit > 100 {
-            return Err(format!(
-                "matchmaking.daily_limit ({}) is above lichess's 100 bot games per day",
-                self.daily_limit
+            return Err((
+                "matchmaking.daily_limit",
+                format!(
+                    "{} is above lichess's 100 bot games per day",
+                    self.daily_limit
+                ),
             ));
         }
         if self.challenge_timeout_s == 0 {
-            return Err("matchmaking.challenge_timeout_s: must be at least 1".into());
+            return Err((
+                "matchmaking.challenge_timeout_s",
+                "must be at least 1".into(),
+            ));
         }
-        if self.max_declines == 0 || self.max_aborts == 0 {
-            return Err(
-                "matchmaking.max_declines and matchmaking.max_aborts: must be at least 1".into(),
-            );
+        if self.max_declines == 0 {
+            return Err(("matchmaking.max_declines", "must be at least 1".into()));
+        }
+        if self.max_aborts == 0 {
+            return Err(("matchmaking.max_aborts", "must be at least 1".into()));
         }
         Ok(())
     }
@@ -956,29 +966,17 @@ mod tests {
             max_rating: 1000,
             ..cfg()
         };
-        assert!(
-            bad.validate()
-                .unwrap_err()
-                .contains("matchmaking.min_rating")
-        );
+        assert!(bad.validate().unwrap_err().0 == "matchmaking.min_rating");
         let bad = MatchmakingConfig {
             daily_limit: 101,
             ..cfg()
         };
-        assert!(
-            bad.validate()
-                .unwrap_err()
-                .contains("matchmaking.daily_limit")
-        );
+        assert!(bad.validate().unwrap_err().0 == "matchmaking.daily_limit");
         let bad = MatchmakingConfig {
             time_controls: vec![],
             ..cfg()
         };
-        assert!(
-            bad.validate()
-                .unwrap_err()
-                .contains("matchmaking.time_controls")
-        );
+        assert!(bad.validate().unwrap_err().0 == "matchmaking.time_controls");
     }
 
     #[test]
