@@ -139,18 +139,19 @@ pub enum EvalScore {
 }
 
 /// The latest search result of this game, in text form (the chat needs nothing else, and this
-/// keeps the module independent of the search's types).
-#[derive(Clone, Debug, PartialEq)]
+/// keeps the module independent of the search's types). Fields a move picker cannot provide
+/// are left empty and omitted from the reply.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct EvalReport {
-    /// The score from our side.
-    pub score: EvalScore,
-    /// Our win probability (0..1) if the search gives one.
+    /// The score from our side, if the picker reports one.
+    pub score: Option<EvalScore>,
+    /// Our win probability (0..1) if the picker gives one.
     pub win_probability: Option<f32>,
-    /// Principal variation in UCI notation, first move first.
+    /// Principal variation in UCI notation, first move first (may be just the move played).
     pub pv: Vec<String>,
-    /// Nodes searched for that result.
+    /// Nodes searched for that result (0 = unknown).
     pub nodes: u64,
-    /// Search depth reached.
+    /// Search depth reached (0 = unknown).
     pub depth: u32,
 }
 
@@ -213,24 +214,31 @@ pub fn reply(command: Command, ctx: &ChatContext<'_>) -> String {
 }
 
 /// `"Eval +1.23 (win 63%), depth 12, 45k nodes. PV: e2e4 d7d5 …"`, cut at a whole move so that
-/// it fits one chat line.
+/// it fits one chat line; unknown parts are left out.
 fn eval_text(eval: &EvalReport) -> String {
     let mut text = match eval.score {
-        EvalScore::Cp(cp) => format!("Eval {:+.2}", f64::from(cp) / 100.0),
-        EvalScore::Mate(n) if n > 0 => format!("Eval: I mate in {n}"),
-        EvalScore::Mate(n) => format!("Eval: I am mated in {}", n.unsigned_abs()),
+        Some(EvalScore::Cp(cp)) => format!("Eval {:+.2}", f64::from(cp) / 100.0),
+        Some(EvalScore::Mate(n)) if n > 0 => format!("Eval: I mate in {n}"),
+        Some(EvalScore::Mate(n)) => format!("Eval: I am mated in {}", n.unsigned_abs()),
+        None => "Eval".to_string(),
     };
     if let Some(p) = eval.win_probability
         && p.is_finite()
     {
-        let _ = write!(text, " (win {:.0}%)", (p.clamp(0.0, 1.0) * 100.0).round());
+        let p = (p.clamp(0.0, 1.0) * 100.0).round();
+        if eval.score.is_some() {
+            let _ = write!(text, " (win {p:.0}%)");
+        } else {
+            let _ = write!(text, ": win {p:.0}%");
+        }
     }
-    let _ = write!(
-        text,
-        ", depth {}, {} nodes.",
-        eval.depth,
-        human_count(eval.nodes)
-    );
+    if eval.depth > 0 {
+        let _ = write!(text, ", depth {}", eval.depth);
+    }
+    if eval.nodes > 0 {
+        let _ = write!(text, ", {} nodes", human_count(eval.nodes));
+    }
+    text.push('.');
     if !eval.pv.is_empty() {
         text.push_str(" PV:");
         for mv in &eval.pv {
@@ -337,7 +345,7 @@ mod tests {
 
     fn eval(score: EvalScore, pv: &[&str]) -> EvalReport {
         EvalReport {
-            score,
+            score: Some(score),
             win_probability: Some(0.634),
             pv: pv.iter().map(|s| s.to_string()).collect(),
             nodes: 45_678,
@@ -393,6 +401,16 @@ mod tests {
         let e = eval(EvalScore::Mate(-2), &[]);
         assert!(reply(Command::Eval, &ctx(Some(&e))).starts_with("Eval: I am mated in 2"));
         assert!(reply(Command::Eval, &ctx(None)).starts_with("No evaluation yet"));
+        // a picker that only knows its win probability and move
+        let e = EvalReport {
+            win_probability: Some(0.5),
+            pv: vec!["e2e4".into()],
+            ..EvalReport::default()
+        };
+        assert_eq!(
+            reply(Command::Eval, &ctx(Some(&e))),
+            "Eval: win 50%. PV: e2e4"
+        );
     }
 
     #[test]
