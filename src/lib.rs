@@ -1,1 +1,3 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
+
+pub mod config;
