@@ -398,10 +398,7 @@ impl Settings {
         for key in LIST_KEYS {
             env = env.with_list_parse_key(key);
         }
-        let settings: Settings = builder
-            .add_source(env)
-            .build()?
-            .try_deserialize()?;
+        let settings: Settings = builder.add_source(env).build()?.try_deserialize()?;
         settings.validate()?;
         Ok(settings)
     }
@@ -433,11 +430,17 @@ impl Settings {
             return bad("lichess.retry_min_ms", "is above lichess.retry_max_ms");
         }
         if l.reconnect_min_ms > l.reconnect_max_ms {
-            return bad("lichess.reconnect_min_ms", "is above lichess.reconnect_max_ms");
+            return bad(
+                "lichess.reconnect_min_ms",
+                "is above lichess.reconnect_max_ms",
+            );
         }
         let c = &self.challenge;
         if c.min_initial_s > c.max_initial_s {
-            return bad("challenge.min_initial_s", "is above challenge.max_initial_s");
+            return bad(
+                "challenge.min_initial_s",
+                "is above challenge.max_initial_s",
+            );
         }
         if c.min_increment_s > c.max_increment_s {
             return bad(
@@ -470,10 +473,16 @@ impl Settings {
             return bad("game.draw_accept_max_win", "must be between 0 and 1");
         }
         if g.greeting.chars().count() > 140 {
-            return bad("game.greeting", "lichess chat lines are at most 140 characters");
+            return bad(
+                "game.greeting",
+                "lichess chat lines are at most 140 characters",
+            );
         }
         if g.goodbye.chars().count() > 140 {
-            return bad("game.goodbye", "lichess chat lines are at most 140 characters");
+            return bad(
+                "game.goodbye",
+                "lichess chat lines are at most 140 characters",
+            );
         }
         if self.search.threads == 0 {
             return bad("search.threads", "must be at least 1");
@@ -617,7 +626,10 @@ mod tests {
         std::fs::write(&path, "lip_fromfile\n").unwrap();
         let mut s = Settings::default();
         s.lichess.token_file = Some(path.clone());
-        assert_eq!(s.token(&HashMap::new()).unwrap().expose_secret(), "lip_fromfile");
+        assert_eq!(
+            s.token(&HashMap::new()).unwrap().expose_secret(),
+            "lip_fromfile"
+        );
         std::fs::write(&path, "bad token\n").unwrap();
         let e = s.token(&HashMap::new()).unwrap_err();
         assert!(!e.to_string().contains("bad token"));

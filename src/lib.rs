@@ -1,3 +1,4 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
 
 pub mod config;
+pub mod lichess;

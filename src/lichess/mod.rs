@@ -1,0 +1,15 @@
+//! The lichess bot: HTTP client, ND-JSON streams, models, challenge policy, game tasks and the
+//! supervisor that ties them together.
+//!
+//! Layout (data flows top to bottom):
+//! - [`supervisor`]: account check, the event stream (watchdog, reconnect, dedup), challenge
+//!   decisions, one task per game, shutdown.
+//! - [`game`]: one game: its stream, position rebuilt from the move list, clock budget, the
+//!   move picker on a blocking thread, move POST, offers, chat, PGN.
+//! - [`challenge`]: the pure accept/decline policy.
+//! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
+
+pub mod challenge;
+pub mod client;
+pub mod model;
+pub mod ndjson;
