@@ -10,6 +10,9 @@
 //! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
 
 pub mod challenge;
+pub mod game;
 pub mod client;
 pub mod model;
 pub mod ndjson;
+pub mod pgn;
+pub mod picker;
