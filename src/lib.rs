@@ -1,4 +1,6 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
+
+pub mod config;
 pub mod heartbeat;
 pub mod lichess;
 pub mod metrics;

@@ -1,3 +1,0 @@
-//! The lichess bot.
-pub mod chat_commands;
-pub mod matchmaking;
