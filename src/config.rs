@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use secrecy::SecretString;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Environment variable prefix of the overrides.
 pub const ENV_PREFIX: &str = "ATOMIC_BOT";
@@ -29,6 +29,8 @@ const LIST_KEYS: &[&str] = &[
     "challenge.modes",
     "challenge.allow_list",
     "challenge.block_list",
+    "matchmaking.time_controls",
+    "matchmaking.block_list",
 ];
 
 /// Why the configuration could not be loaded. The messages name the offending key.
@@ -65,7 +67,7 @@ pub enum ConfigError {
 }
 
 /// The whole configuration.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// Server connection and HTTP behaviour.
@@ -80,10 +82,18 @@ pub struct Settings {
     pub shutdown: ShutdownSettings,
     /// Logging.
     pub log: LogSettings,
+    /// Challenging other bots when idle (off by default).
+    pub matchmaking: crate::lichess::matchmaking::MatchmakingConfig,
+    /// Chat commands and the spectator greeting.
+    pub chat: crate::lichess::chat_commands::ChatSettings,
+    /// Liveness file read by `atomic-bot healthcheck`.
+    pub heartbeat: crate::heartbeat::HeartbeatSettings,
+    /// Prometheus endpoint (off by default).
+    pub metrics: crate::metrics::MetricsSettings,
 }
 
 /// `[lichess]`: where the server is and how we talk to it.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct LichessSettings {
     /// Base URL; tests and `atomic-bot demo` point it at a local server.
@@ -133,7 +143,7 @@ impl Default for LichessSettings {
 }
 
 /// `[challenge]`: the accept/decline policy (see `lichess::challenge::decide`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChallengeSettings {
     /// Accepted variant keys (lichess keys, e.g. `atomic`).
@@ -194,7 +204,7 @@ impl Default for ChallengeSettings {
 }
 
 /// What to do with a draw offer from the opponent.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum DrawPolicy {
     /// Accept when our win probability is at most `draw_accept_max_win`.
@@ -206,7 +216,7 @@ pub enum DrawPolicy {
 }
 
 /// `[game]`: how a game is played.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct GameSettings {
     /// Time subtracted from our clock for the network round trip. Bots get no lag compensation
@@ -259,7 +269,7 @@ impl Default for GameSettings {
 }
 
 /// `[search]`: resources of the searcher, shared by all running games.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchSettings {
     /// Total tree memory in MB, divided among `challenge.max_games` searchers.
@@ -278,7 +288,7 @@ impl Default for SearchSettings {
 }
 
 /// What to do with running games on SIGTERM/SIGINT.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum ShutdownMode {
     /// Play the running games to their end (no new ones), then exit.
@@ -290,7 +300,7 @@ pub enum ShutdownMode {
 }
 
 /// `[shutdown]`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShutdownSettings {
     /// `finish`, `abort` or `resign`.
@@ -309,7 +319,7 @@ impl Default for ShutdownSettings {
 }
 
 /// Log output format.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// Human-readable lines.
@@ -319,7 +329,7 @@ pub enum LogFormat {
 }
 
 /// `[log]`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct LogSettings {
     /// `text` or `json`.
@@ -489,6 +499,16 @@ impl Settings {
         }
         if self.search.hash_mb == 0 {
             return bad("search.hash_mb", "must be at least 1");
+        }
+        for check in [
+            self.matchmaking.validate(),
+            self.chat.validate(),
+            self.heartbeat.validate(),
+            self.metrics.validate(),
+        ] {
+            if let Err((key, reason)) = check {
+                return bad(key, reason);
+            }
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod heartbeat;
+pub mod hosting;
 pub mod lichess;
 pub mod metrics;
 pub mod telemetry;
