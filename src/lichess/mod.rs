@@ -9,10 +9,12 @@
 //! - [`challenge`]: the pure accept/decline policy.
 //! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
 
+pub mod app;
 pub mod challenge;
-pub mod game;
 pub mod client;
+pub mod game;
 pub mod model;
 pub mod ndjson;
 pub mod pgn;
 pub mod picker;
+pub mod supervisor;
