@@ -30,9 +30,7 @@ use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
 use crate::lichess::ndjson::{Line, StreamEnd};
 use crate::lichess::pgn;
-use crate::lichess::picker::{
-    Budget, MovePicker, Pick, PickerFactory, Proven, SimplePicker,
-};
+use crate::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, Proven, SimplePicker};
 
 /// Shared by all game tasks of one bot.
 #[derive(Clone)]
@@ -197,13 +195,13 @@ struct Task {
 /// Plays the game `id` to its end. `quit` asks to abort/resign it (shutdown mode).
 pub async fn play_game(ctx: GameContext, id: String, quit: CancellationToken) -> GameReport {
     let span = tracing::info_span!("game", game_id = %id);
-    let _enter = span.enter();
-    drop(_enter);
     let mut task = Task::new(ctx, id);
     tracing::Instrument::instrument(task.run(quit), span).await
 }
 
-fn reconnect_backoff(s: &crate::config::LichessSettings) -> Box<dyn Iterator<Item = Duration> + Send> {
+fn reconnect_backoff(
+    s: &crate::config::LichessSettings,
+) -> Box<dyn Iterator<Item = Duration> + Send> {
     Box::new(
         backon::ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(s.reconnect_min_ms))
@@ -308,7 +306,11 @@ impl Task {
                         Err(e @ ApiError::Unauthorized { .. }) => {
                             return self.report("unauthorized", Some(e.to_string()));
                         }
-                        Err(e @ ApiError::Status { status: 400 | 404, .. }) => {
+                        Err(
+                            e @ ApiError::Status {
+                                status: 400 | 404, ..
+                            },
+                        ) => {
                             warn!(error = %e, "game stream refused: the game is gone");
                             return self.report("gone", None);
                         }
@@ -532,7 +534,11 @@ impl Task {
             self.takeback_answered = Some(len);
             let accept = self.ctx.settings.game.accept_takebacks;
             info!(accept, "takeback request");
-            self.spawn_action(if accept { "takeback-yes" } else { "takeback-no" });
+            self.spawn_action(if accept {
+                "takeback-yes"
+            } else {
+                "takeback-no"
+            });
         }
         // The opponent's first move has not come yet: abort if it never does.
         let opponent_moved = len >= if color == Color::White { 2 } else { 1 };
@@ -607,7 +613,11 @@ impl Task {
                 let pick = picker.pick(&game, &budget, &flag);
                 (picker, pick, t.elapsed())
             });
-            debug!(soft_ms = budget.soft.as_millis() as u64, hard_ms = budget.hard.as_millis() as u64, "thinking");
+            debug!(
+                soft_ms = budget.soft.as_millis() as u64,
+                hard_ms = budget.hard.as_millis() as u64,
+                "thinking"
+            );
             self.answered = Some(key.clone());
             self.job = Some(Job::Think {
                 handle,
@@ -724,9 +734,7 @@ impl Task {
     }
 
     fn on_posted(&mut self, r: Result<(), ApiError>) -> Option<GameReport> {
-        let Some((_, key)) = self.post.take() else {
-            return None;
-        };
+        let (_, key) = self.post.take()?;
         match r {
             Ok(()) => {}
             Err(e @ ApiError::Unauthorized { .. }) => {
@@ -788,10 +796,7 @@ impl Task {
             stop.store(true, Ordering::Relaxed);
         }
         self.quitting.get_or_insert_with(Instant::now);
-        let abortable = self
-            .state
-            .as_ref()
-            .is_none_or(|s| s.move_list().len() < 2);
+        let abortable = self.state.as_ref().is_none_or(|s| s.move_list().len() < 2);
         let action = match self.ctx.settings.shutdown.mode {
             ShutdownMode::Abort | ShutdownMode::Finish if abortable => "abort",
             _ => "resign",
@@ -845,7 +850,10 @@ mod tests {
         let g = GameSettings::default();
         // 3+2: a few seconds at most, far below the clock.
         let b = budget(&g, 180_000, 2_000, false, 1, 1);
-        assert!(b.soft >= Duration::from_millis(5_000) && b.soft <= Duration::from_millis(8_000), "{b:?}");
+        assert!(
+            b.soft >= Duration::from_millis(5_000) && b.soft <= Duration::from_millis(8_000),
+            "{b:?}"
+        );
         assert!(b.hard >= b.soft && b.hard <= Duration::from_millis(45_000));
         // Almost flagged: nothing to think with.
         let b = budget(&g, 1_000, 0, false, 1, 1);

@@ -10,12 +10,14 @@
 //! - [`matchmaking`]: challenging other bots when idle; [`chat_commands`]: `!eval` and friends.
 //! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
 
+pub mod app;
 pub mod challenge;
 pub mod chat_commands;
+pub mod client;
 pub mod game;
 pub mod matchmaking;
-pub mod client;
 pub mod model;
 pub mod ndjson;
 pub mod pgn;
 pub mod picker;
+pub mod supervisor;

@@ -168,7 +168,7 @@ impl ChallengeUser {
 }
 
 /// `timeControl` of a challenge; limit and increment in seconds.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum TimeControl {
     /// Real-time clock.
@@ -189,14 +189,9 @@ pub enum TimeControl {
     /// No clock.
     Unlimited,
     /// A type we do not know.
+    #[default]
     #[serde(other)]
     Unknown,
-}
-
-impl Default for TimeControl {
-    fn default() -> Self {
-        TimeControl::Unknown
-    }
 }
 
 /// One line of `/api/bot/game/stream/{id}`.

@@ -37,7 +37,10 @@ pub fn san(pos: &Position, m: Move) -> String {
                 .iter()
                 .copied()
                 .filter(|o| {
-                    o.role() == m.role() && o.to() == m.to() && o.from() != m.from() && !o.is_castle()
+                    o.role() == m.role()
+                        && o.to() == m.to()
+                        && o.from() != m.from()
+                        && !o.is_castle()
                 })
                 .collect();
             if !others.is_empty() {
@@ -118,7 +121,10 @@ pub fn render(site: &str, full: &GameFull, last: &GameState) -> String {
     };
     let mode = if full.rated { "Rated" } else { "Casual" };
     h("Event", &format!("{mode} Atomic game"));
-    h("Site", &format!("{}/{}", site.trim_end_matches('/'), full.id));
+    h(
+        "Site",
+        &format!("{}/{}", site.trim_end_matches('/'), full.id),
+    );
     h("Date", &pgn_date(full.created_at));
     h("White", &full.white.display());
     h("Black", &full.black.display());

@@ -188,8 +188,8 @@ mod tests {
     #[test]
     fn takes_the_king_when_it_can() {
         // White knight on f7's neighbourhood: Nxf7 blows up the black king on e8.
-        let game = Game::from_uci_moves(Position::startpos(), &["g1f3", "a7a6", "f3g5", "a6a5"])
-            .unwrap();
+        let game =
+            Game::from_uci_moves(Position::startpos(), &["g1f3", "a7a6", "f3g5", "a6a5"]).unwrap();
         let stop = AtomicBool::new(false);
         let budget = Budget {
             soft: Duration::ZERO,
