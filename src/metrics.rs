@@ -152,6 +152,8 @@ pub struct Metrics {
     pub rate_limited: AtomicU64,
     /// Challenges we sent (matchmaking).
     pub challenges_sent: AtomicU64,
+    /// Incoming challenges accepted or queued whose games have not started (for `!queue`).
+    pub challenges_waiting: AtomicI64,
     /// From reading the game state that makes it our turn to the move request's response,
     /// think time included.
     pub move_latency: Histogram,
@@ -272,6 +274,16 @@ impl Metrics {
             out,
             "atomic_bot_games_in_progress {}",
             self.games_in_progress.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP atomic_bot_challenges_waiting Accepted or queued challenges not started yet."
+        );
+        let _ = writeln!(out, "# TYPE atomic_bot_challenges_waiting gauge");
+        let _ = writeln!(
+            out,
+            "atomic_bot_challenges_waiting {}",
+            self.challenges_waiting.load(Ordering::Relaxed)
         );
         self.move_latency.render(
             &mut out,

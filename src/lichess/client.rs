@@ -55,10 +55,14 @@ pub enum Endpoint {
     CreateChallenge,
     /// `GET /api/account/playing`.
     Playing,
+    /// `GET /api/bot/online` (matchmaking).
+    OnlineBots,
+    /// `POST /api/challenge/{id}/cancel` (matchmaking).
+    CancelChallenge,
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 15] = [
+    const ALL: [Endpoint; 17] = [
         Endpoint::Account,
         Endpoint::Upgrade,
         Endpoint::EventStream,
@@ -74,6 +78,8 @@ impl Endpoint {
         Endpoint::Decline,
         Endpoint::CreateChallenge,
         Endpoint::Playing,
+        Endpoint::OnlineBots,
+        Endpoint::CancelChallenge,
     ];
 
     fn index(self) -> usize {
@@ -98,6 +104,8 @@ impl Endpoint {
             Endpoint::Decline => "decline",
             Endpoint::CreateChallenge => "create challenge",
             Endpoint::Playing => "playing",
+            Endpoint::OnlineBots => "online bots",
+            Endpoint::CancelChallenge => "cancel challenge",
         }
     }
 }
@@ -222,6 +230,8 @@ struct Inner {
     user_agent: RwLock<String>,
     gates: Vec<Gate>,
     settings: LichessSettings,
+    /// Counters shared with the game tasks and the metrics endpoint (429s are counted here).
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// How many 429 cooldowns in a row before giving up on a request.
@@ -246,8 +256,14 @@ impl LichessClient {
                 user_agent: RwLock::new(format!("atomic-bot/{}", env!("CARGO_PKG_VERSION"))),
                 gates: Endpoint::ALL.iter().map(|_| Gate::default()).collect(),
                 settings: settings.clone(),
+                metrics: crate::metrics::Metrics::new(),
             }),
         })
+    }
+
+    /// The bot's metrics (shared by every clone of this client).
+    pub fn metrics(&self) -> &Arc<crate::metrics::Metrics> {
+        &self.inner.metrics
     }
 
     /// The base URL (for PGN `Site` headers).
@@ -321,6 +337,7 @@ impl LichessClient {
                     match (status, body) {
                         (s, Ok(body)) if s.is_success() => return Ok(body),
                         (StatusCode::TOO_MANY_REQUESTS, _) => {
+                            crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
                             limited += 1;
                             let cooldown =
                                 Duration::from_millis(self.inner.settings.rate_limit_cooldown_ms);
@@ -416,6 +433,7 @@ impl LichessClient {
                     message: error_text(&body),
                 },
                 StatusCode::TOO_MANY_REQUESTS => {
+                    crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
                     gate.start_cooldown(Duration::from_millis(
                         self.inner.settings.rate_limit_cooldown_ms,
                     ));
@@ -619,6 +637,82 @@ impl LichessClient {
             Created::Wrapped(w) => w.challenge,
             Created::Plain(c) => c,
         })
+    }
+}
+
+/// Matchmaking calls (`lichess::matchmaking`). Creating a challenge is a single attempt that
+/// hands the status and body back: matchmaking must see lichess's `ratelimit` (daily bot-game
+/// limit) instead of having the request retried after a 60 s cooldown.
+impl LichessClient {
+    /// `GET /api/bot/online?nb=…`.
+    pub async fn online_bots(
+        &self,
+        nb: u32,
+    ) -> Result<Vec<crate::lichess::matchmaking::OnlineBot>, ApiError> {
+        let path = format!("/api/bot/online?nb={nb}");
+        let body = self.call(Endpoint::OnlineBots, Method::GET, &path, None).await?;
+        Ok(crate::lichess::matchmaking::parse_online_bots(
+            &String::from_utf8_lossy(&body),
+        ))
+    }
+
+    /// `POST /api/challenge/{username}` once; returns the challenge id.
+    pub async fn try_create_challenge(
+        &self,
+        username: &str,
+        form: &[(&str, &str)],
+    ) -> Result<String, crate::lichess::matchmaking::ChallengeError> {
+        use crate::lichess::matchmaking::{ChallengeError, classify_challenge_error};
+        let endpoint = Endpoint::CreateChallenge;
+        let path = format!(
+            "/api/challenge/{}",
+            seg(username).map_err(|e| ChallengeError::Refused(e.to_string()))?
+        );
+        let gate = self.gate(endpoint);
+        let _single_flight = gate.lock.lock().await;
+        gate.wait_cooldown(endpoint).await;
+        let resp = self
+            .request(Method::POST, &path)
+            .timeout(Duration::from_millis(self.inner.settings.request_timeout_ms))
+            .form(form)
+            .send()
+            .await
+            .map_err(|e| ChallengeError::Transient(format!("network error: {}", e.without_url())))?;
+        let status = resp.status();
+        let body = resp.bytes().await.unwrap_or_default();
+        if status.is_success() {
+            #[derive(serde::Deserialize)]
+            struct Wrapped {
+                challenge: Challenge,
+            }
+            #[derive(serde::Deserialize)]
+            #[serde(untagged)]
+            enum Created {
+                Wrapped(Wrapped),
+                Plain(Challenge),
+            }
+            return match serde_json::from_slice::<Created>(&body) {
+                Ok(Created::Wrapped(w)) => Ok(w.challenge.id),
+                Ok(Created::Plain(c)) => Ok(c.id),
+                Err(e) => Err(ChallengeError::Transient(format!("unexpected response: {e}"))),
+            };
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
+            gate.start_cooldown(Duration::from_millis(self.inner.settings.rate_limit_cooldown_ms));
+        }
+        Err(classify_challenge_error(
+            status.as_u16(),
+            &String::from_utf8_lossy(&body),
+        ))
+    }
+
+    /// `POST /api/challenge/{id}/cancel`.
+    pub async fn cancel_challenge(&self, id: &str) -> Result<(), ApiError> {
+        let path = format!("/api/challenge/{}/cancel", seg(id)?);
+        self.call(Endpoint::CancelChallenge, Method::POST, &path, None)
+            .await
+            .map(drop)
     }
 }
 

@@ -505,6 +505,11 @@ pub struct Matchmaker {
     bot_games: VecDeque<Instant>,
     /// Our unanswered challenge.
     pending: Option<Pending>,
+    /// A challenge is being chosen or created right now (HTTP in flight): it already counts
+    /// as a used slot, so an incoming challenge accepted meanwhile cannot overshoot.
+    in_flight: bool,
+    /// Incoming challenges from bots that we accepted, to count their games as bot games.
+    incoming_bot_challenges: std::collections::HashSet<String>,
     /// Per-opponent history.
     opponents: HashMap<String, OpponentRecord>,
     /// xorshift64 state for tie-breaks and time-control choice (seeded, so tests are repeatable).
@@ -528,6 +533,8 @@ impl Matchmaker {
             rate_limit_pause: RATE_LIMIT_PAUSE,
             bot_games: VecDeque::new(),
             pending: None,
+            in_flight: false,
+            incoming_bot_challenges: std::collections::HashSet::new(),
             opponents: HashMap::new(),
             rng: seed | 1,
         }
@@ -541,7 +548,19 @@ impl Matchmaker {
     /// Our unanswered challenges (0 or 1): the incoming-challenge policy counts them as used
     /// game slots.
     pub fn pending_challenges(&self) -> usize {
-        usize::from(self.pending.is_some())
+        usize::from(self.pending.is_some() || self.in_flight)
+    }
+
+    /// Marks the start (`true`) or end (`false`) of a challenge attempt; see `in_flight`.
+    pub fn set_in_flight(&mut self, in_flight: bool) {
+        self.in_flight = in_flight;
+    }
+
+    /// We accepted (or queued) a challenge from a bot: its game counts toward the daily
+    /// bot-game limit when it starts (the `gameStart` event does not say whether the opponent
+    /// is a bot).
+    pub fn incoming_bot_challenge(&mut self, id: &str) {
+        self.incoming_bot_challenges.insert(id.to_string());
     }
 
     /// Bot-versus-bot games started in the last 24 h.
@@ -563,7 +582,7 @@ impl Matchmaker {
         if !self.config.enabled {
             return wait(WaitReason::Disabled, None);
         }
-        if self.pending.is_some() {
+        if self.pending.is_some() || self.in_flight {
             return wait(WaitReason::Pending, None);
         }
         let used = load.games_running + load.challenges_waiting;
@@ -726,10 +745,12 @@ impl Matchmaker {
         now: Instant,
     ) {
         self.idle_since = None;
-        if opponent_is_bot {
+        let ours = self.take_pending(game_id).is_some();
+        let incoming_bot = self.incoming_bot_challenges.remove(game_id);
+        if opponent_is_bot || ours || incoming_bot {
             self.bot_games.push_back(now);
         }
-        if self.take_pending(game_id).is_some() {
+        if ours {
             self.rate_limit_pause = RATE_LIMIT_PAUSE;
             self.opponents
                 .entry(opponent_id.to_ascii_lowercase())
@@ -782,6 +803,30 @@ impl Matchmaker {
         x ^= x << 17;
         self.rng = x;
         (x % n.max(1) as u64) as usize
+    }
+}
+
+impl MatchmakingApi for crate::lichess::client::LichessClient {
+    async fn online_bots(&self, nb: u32) -> Result<Vec<OnlineBot>, ApiError> {
+        crate::lichess::client::LichessClient::online_bots(self, nb)
+            .await
+            .map_err(|e| ApiError(e.to_string()))
+    }
+
+    async fn create_challenge(
+        &self,
+        username: &str,
+        request: &ChallengeRequest,
+    ) -> Result<String, ChallengeError> {
+        let form = request.form();
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.try_create_challenge(username, &pairs).await
+    }
+
+    async fn cancel_challenge(&self, id: &str) -> Result<(), ApiError> {
+        crate::lichess::client::LichessClient::cancel_challenge(self, id)
+            .await
+            .map_err(|e| ApiError(e.to_string()))
     }
 }
 
@@ -851,6 +896,18 @@ fn lock(state: &Mutex<Matchmaker>) -> std::sync::MutexGuard<'_, Matchmaker> {
 
 /// One matchmaking attempt: list bots, choose, challenge, record the outcome.
 async fn challenge_once<A: MatchmakingApi>(
+    api: &A,
+    state: &Mutex<Matchmaker>,
+    identity: &Identity,
+    on_sent: &impl Fn(),
+) {
+    lock(state).set_in_flight(true);
+    attempt(api, state, identity, on_sent).await;
+    lock(state).set_in_flight(false);
+}
+
+/// The body of [`challenge_once`], between reserving and releasing the slot.
+async fn attempt<A: MatchmakingApi>(
     api: &A,
     state: &Mutex<Matchmaker>,
     identity: &Identity,
@@ -1145,6 +1202,41 @@ mod tests {
         }
         seen.sort();
         assert_eq!(seen, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn in_flight_attempt_counts_as_a_used_slot() {
+        let t0 = Instant::now();
+        let mut m = Matchmaker::new(cfg(), t0, 1);
+        m.set_in_flight(true);
+        assert_eq!(m.pending_challenges(), 1);
+        assert!(matches!(
+            m.decide(t0 + secs(1000), idle(1)),
+            Decision::Wait {
+                reason: WaitReason::Pending,
+                ..
+            }
+        ));
+        m.set_in_flight(false);
+        assert_eq!(m.pending_challenges(), 0);
+    }
+
+    #[test]
+    fn accepted_incoming_bot_games_count_toward_the_daily_limit() {
+        let t0 = Instant::now();
+        let mut m = Matchmaker::new(
+            MatchmakingConfig {
+                daily_limit: 1,
+                ..cfg()
+            },
+            t0,
+            1,
+        );
+        m.incoming_bot_challenge("g1");
+        m.game_started("g1", "somebot", false, t0);
+        assert_eq!(m.bot_games_today(t0), 1);
+        m.game_started("g2", "human", false, t0);
+        assert_eq!(m.bot_games_today(t0), 1);
     }
 
     #[test]
