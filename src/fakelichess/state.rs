@@ -375,6 +375,7 @@ impl Inner {
             ["api", "challenge", _, "decline"] if post => "decline",
             ["api", "challenge", _, "cancel"] if post => "cancel",
             ["api", "challenge", _] if post => "challenge",
+            ["api", "bot", "online"] if get => "online",
             _ => "unknown",
         };
         let user = token.and_then(|t| {
@@ -455,6 +456,21 @@ impl Inner {
                 Reply::Json(200, json!({"nowPlaying": games}))
             }
             "event_stream" => self.open_event_stream(user, ua),
+            "online" => {
+                // The other bot accounts, as lichess's ND-JSON user list (matchmaking).
+                let lines: String = self
+                    .config
+                    .accounts
+                    .iter()
+                    .filter(|a| a.bot && a.id != user)
+                    .map(|a| {
+                        let u = json!({"id": a.id, "username": a.username, "title": "BOT",
+                            "perfs": {"atomic": {"games": 10, "rating": 1500, "rd": 60, "prog": 0}}});
+                        format!("{u}\n")
+                    })
+                    .collect();
+                Reply::Raw(200, lines)
+            }
             "game_stream" => match self.open_game_stream(user, ua, seg(4)) {
                 Ok(r) => r,
                 Err((s, e)) => Reply::Json(s, json!({"error": e})),

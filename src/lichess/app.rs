@@ -52,20 +52,15 @@ pub struct DemoArgs {
     pub pgn_dir: Option<PathBuf>,
 }
 
-/// Installs the tracing subscriber (stderr; `RUST_LOG` overrides the configured level).
+/// Installs the tracing subscriber (see `telemetry`): stderr, `LOG_FORMAT` overrides the
+/// configured format and `RUST_LOG` the configured level.
 pub fn init_logging(format: LogFormat, level: &str) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let json = format == LogFormat::Json
-        || std::env::var("LOG_FORMAT").is_ok_and(|v| v.eq_ignore_ascii_case("json"));
-    let _ = if json {
-        builder.json().try_init()
-    } else {
-        builder.try_init()
+    use crate::telemetry::LogFormat as Out;
+    let configured = match format {
+        LogFormat::Json => Out::Json,
+        LogFormat::Text => Out::Text,
     };
+    crate::telemetry::init(Out::from_env_or(configured), level);
 }
 
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
@@ -118,6 +113,26 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        if settings.metrics.enabled {
+            // Validated with the configuration; served until the process exits.
+            let addr = match settings.metrics.listen_addr() {
+                Ok(a) => a,
+                Err((key, reason)) => {
+                    eprintln!("atomic-bot: configuration error: `{key}`: {reason}");
+                    return ExitCode::from(2);
+                }
+            };
+            match crate::metrics::bind(addr).await {
+                Ok(listener) => {
+                    let metrics = client.metrics().clone();
+                    tokio::spawn(crate::metrics::serve(listener, metrics, std::future::pending()));
+                }
+                Err(e) => {
+                    eprintln!("atomic-bot: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
         let shutdown = CancellationToken::new();
         tokio::spawn(shutdown_signal(shutdown.clone()));
         let bot = Supervisor::new(Arc::new(settings), client, default_pickers());

@@ -28,7 +28,9 @@ use tracing::{debug, info, warn};
 use crate::config::{DrawPolicy, GameSettings, Settings, ShutdownMode};
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
+use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
 use crate::lichess::ndjson::{Line, StreamEnd};
+use crate::telemetry::{GameResult, GameStats, GameSummary};
 use crate::lichess::pgn;
 use crate::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, Proven, SimplePicker};
 
@@ -190,11 +192,21 @@ struct Task {
     backoff: Box<dyn Iterator<Item = Duration> + Send>,
     quitting: Option<Instant>,
     received: Instant,
+    /// Our searched moves (think time, nodes) for the summary line.
+    stats: GameStats,
+    /// The latest evaluation, for `!eval`.
+    eval: Option<EvalReport>,
+    /// Chat command state (cooldowns).
+    chat: ChatResponder,
+    /// When the line that made it our turn was read and how long we thought, for the move
+    /// latency histogram once the move POST answers.
+    post_timing: Option<(Instant, Duration)>,
 }
 
 /// Plays the game `id` to its end. `quit` asks to abort/resign it (shutdown mode).
 pub async fn play_game(ctx: GameContext, id: String, quit: CancellationToken) -> GameReport {
-    let span = tracing::info_span!("game", game_id = %id);
+    let _running = ctx.client.metrics().game_started();
+    let span = crate::telemetry::game_span(&id);
     let mut task = Task::new(ctx, id);
     tracing::Instrument::instrument(task.run(quit), span).await
 }
@@ -219,7 +231,6 @@ impl Task {
         let mut picker = ctx.pickers.create(hash.max(1));
         picker.new_game();
         Task {
-            ctx,
             id,
             picker: Some(picker),
             full: None,
@@ -244,6 +255,11 @@ impl Task {
             backoff,
             quitting: None,
             received: Instant::now(),
+            stats: GameStats::default(),
+            eval: None,
+            chat: ChatResponder::new(&ctx.me.username, ctx.settings.chat.cooldown()),
+            post_timing: None,
+            ctx,
         }
     }
 
@@ -417,6 +433,8 @@ impl Task {
                     self.greeted = true;
                     let text = self.chat_text(&self.ctx.settings.game.greeting, &full);
                     self.spawn_chat(text);
+                    let text = self.chat_text(&self.ctx.settings.chat.spectator_greeting, &full);
+                    self.spawn_chat_in(Room::Spectator, text);
                 }
                 self.full = Some(*full);
                 self.on_state(state).await
@@ -424,6 +442,7 @@ impl Task {
             GameEvent::GameState(state) => self.on_state(state).await,
             GameEvent::ChatLine(c) => {
                 debug!(room = %c.room, user = %c.username, text = %c.text, "chat");
+                self.answer_chat(&c.room, &c.username, &c.text);
                 None
             }
             GameEvent::OpponentGone {
@@ -457,13 +476,49 @@ impl Task {
     }
 
     fn spawn_chat(&self, text: String) {
-        if text.is_empty() {
+        self.spawn_chat_in(Room::Player, text);
+    }
+
+    /// Answers a chat command (`lichess::chat_commands`) in the room it was asked in.
+    fn answer_chat(&mut self, room: &str, user: &str, text: &str) {
+        let Some(room) = Room::parse(room) else {
+            return;
+        };
+        if !self.ctx.settings.chat.commands {
+            return;
+        }
+        let metrics = self.ctx.client.metrics();
+        let ctx = ChatContext {
+            bot_name: &self.ctx.me.username,
+            version: env!("CARGO_PKG_VERSION"),
+            eval: self.eval.as_ref(),
+            queue: QueueReport {
+                games_running: self.ctx.running.load(Ordering::Relaxed),
+                max_games: self.ctx.settings.challenge.max_games as usize,
+                challenges_waiting: usize::try_from(
+                    metrics.challenges_waiting.load(Ordering::Relaxed),
+                )
+                .unwrap_or(0),
+            },
+        };
+        if let Some(reply) = self.chat.respond(room, user, text, std::time::Instant::now(), &ctx) {
+            info!(room = room.as_str(), %user, command = %text, "chat command answered");
+            self.spawn_chat_in(room, reply);
+        }
+    }
+
+    fn spawn_chat_in(&self, room: Room, text: String) {
+        let text = crate::lichess::chat_commands::truncate_chars(
+            &text,
+            crate::lichess::chat_commands::MAX_CHAT_CHARS,
+        );
+        if text.trim().is_empty() {
             return;
         }
         let client = self.ctx.client.clone();
         let id = self.id.clone();
         tokio::spawn(async move {
-            if let Err(e) = client.chat(&id, "player", &text).await {
+            if let Err(e) = client.chat(&id, room.as_str(), &text).await {
                 warn!(error = %e, "chat failed");
             }
         });
@@ -675,6 +730,17 @@ impl Task {
             return;
         };
         self.win_probability = pick.win_probability;
+        let eval = self
+            .picker
+            .as_ref()
+            .and_then(|p| p.last_eval())
+            .unwrap_or_else(|| EvalReport {
+                win_probability: Some(pick.win_probability),
+                pv: vec![pick.mv.to_string()],
+                ..EvalReport::default()
+            });
+        self.stats.record_move(think, eval.nodes);
+        self.eval = Some(eval);
         if pick.proven == Some(Proven::Loss) && self.ctx.settings.game.resign_proven_loss {
             info!("proven loss: resigning");
             self.spawn_action("resign");
@@ -697,6 +763,7 @@ impl Task {
         let uci = pick.mv.to_string();
         let overhead = received.elapsed().saturating_sub(think);
         self.ctx.metrics.record(overhead);
+        self.post_timing = Some((received, think));
         info!(mv = %uci, think_ms = think.as_millis() as u64, overhead_us = overhead.as_micros() as u64,
             win = pick.win_probability, "move");
         let client = self.ctx.client.clone();
@@ -735,8 +802,16 @@ impl Task {
 
     fn on_posted(&mut self, r: Result<(), ApiError>) -> Option<GameReport> {
         let (_, key) = self.post.take()?;
+        let timing = self.post_timing.take();
         match r {
-            Ok(()) => {}
+            Ok(()) => {
+                if let Some((received, think)) = timing {
+                    self.ctx
+                        .client
+                        .metrics()
+                        .record_move(received.elapsed(), think);
+                }
+            }
             Err(e @ ApiError::Unauthorized { .. }) => {
                 return Some(self.report("unauthorized", Some(e.to_string())));
             }
@@ -830,7 +905,42 @@ impl Task {
             }
         }
         info!(status = %state.status, result = %report.result, "game over");
+        self.summarize(&state);
         report
+    }
+
+    /// Logs the per-game summary line and counts the result in the metrics.
+    fn summarize(&self, state: &GameState) {
+        let Some(color) = self.color else {
+            return;
+        };
+        let (our_color, clock_ms) = match color {
+            Color::White => ("white", state.wtime),
+            Color::Black => ("black", state.btime),
+        };
+        let result = GameResult::from_lichess(&state.status, state.winner.as_deref(), our_color);
+        let opponent = self
+            .full
+            .as_ref()
+            .map(|f| match color {
+                Color::White => f.black.display(),
+                Color::Black => f.white.display(),
+            })
+            .unwrap_or_else(|| "?".into());
+        let has_clock = self.full.as_ref().is_some_and(|f| f.clock.is_some());
+        let summary = GameSummary {
+            game_id: self.id.clone(),
+            opponent,
+            result,
+            termination: state.status.clone(),
+            clock_left: has_clock.then(|| Duration::from_millis(clock_ms.max(0) as u64)),
+            stats: self.stats,
+        };
+        summary.log();
+        self.ctx
+            .client
+            .metrics()
+            .record_game(result, summary.is_time_forfeit());
     }
 }
 

@@ -508,6 +508,8 @@ pub struct Matchmaker {
     /// A challenge is being chosen or created right now (HTTP in flight): it already counts
     /// as a used slot, so an incoming challenge accepted meanwhile cannot overshoot.
     in_flight: bool,
+    /// Opponent of each running game, to charge aborts to the right bot.
+    game_opponents: HashMap<String, String>,
     /// Incoming challenges from bots that we accepted, to count their games as bot games.
     incoming_bot_challenges: std::collections::HashSet<String>,
     /// Per-opponent history.
@@ -534,6 +536,7 @@ impl Matchmaker {
             bot_games: VecDeque::new(),
             pending: None,
             in_flight: false,
+            game_opponents: HashMap::new(),
             incoming_bot_challenges: std::collections::HashSet::new(),
             opponents: HashMap::new(),
             rng: seed | 1,
@@ -745,6 +748,8 @@ impl Matchmaker {
         now: Instant,
     ) {
         self.idle_since = None;
+        self.game_opponents
+            .insert(game_id.to_string(), opponent_id.to_ascii_lowercase());
         let ours = self.take_pending(game_id).is_some();
         let incoming_bot = self.incoming_bot_challenges.remove(game_id);
         if opponent_is_bot || ours || incoming_bot {
@@ -759,8 +764,12 @@ impl Matchmaker {
         }
     }
 
-    /// A game ended (from the game's terminal state). Aborted games count against the opponent.
-    pub fn game_finished(&mut self, opponent_id: &str, aborted: bool, now: Instant) {
+    /// A game ended (from the game task's final status). Aborted games count against the
+    /// opponent recorded by [`Matchmaker::game_started`].
+    pub fn game_finished(&mut self, game_id: &str, aborted: bool, now: Instant) {
+        let Some(opponent_id) = self.game_opponents.remove(game_id) else {
+            return;
+        };
         if !aborted {
             return;
         }
@@ -1276,10 +1285,14 @@ mod tests {
         let t0 = Instant::now();
         let mut m = Matchmaker::new(cfg(), t0, 1);
         let bots = vec![bot("aborter", 1500, 5)];
-        m.game_finished("Aborter", true, t0);
-        m.game_finished("aborter", false, t0);
+        m.game_started("g1", "Aborter", true, t0);
+        m.game_finished("g1", true, t0);
+        m.game_started("g2", "aborter", true, t0);
+        m.game_finished("g2", false, t0);
+        m.game_finished("unknown-game", true, t0);
         assert!(m.choose(&bots, "me", None, t0).is_some());
-        m.game_finished("aborter", true, t0);
+        m.game_started("g3", "aborter", true, t0);
+        m.game_finished("g3", true, t0);
         assert!(m.choose(&bots, "me", None, t0).is_none());
     }
 

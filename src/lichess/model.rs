@@ -351,6 +351,18 @@ pub struct Account {
     pub username: String,
     /// `BOT` once upgraded.
     pub title: Option<String>,
+    /// Ratings by perf key (`atomic`, ...); matchmaking compares opponents with ours.
+    pub perfs: std::collections::HashMap<String, Perf>,
+}
+
+/// One entry of `perfs` in `/api/account`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default)]
+pub struct Perf {
+    /// Rating.
+    pub rating: Option<i64>,
+    /// Rated games played.
+    pub games: Option<i64>,
 }
 
 impl Account {

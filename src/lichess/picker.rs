@@ -63,6 +63,13 @@ pub trait MovePicker: Send + 'static {
 
     /// A new game starts with this picker (clear any tree).
     fn new_game(&mut self) {}
+
+    /// Details of the last `pick` for `!eval` and the per-game summary (score, principal
+    /// variation, nodes, depth); `None` if the picker has none (the game task then reports the
+    /// win probability and the move).
+    fn last_eval(&self) -> Option<crate::lichess::chat_commands::EvalReport> {
+        None
+    }
 }
 
 /// Creates a picker per game.

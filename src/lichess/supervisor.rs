@@ -10,8 +10,8 @@
 //! them; return once no game is left.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
@@ -28,6 +28,8 @@ use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use crate::lichess::model::{Account, Challenge, Event};
 use crate::lichess::ndjson::{Line, StreamEnd};
+use crate::heartbeat::Heartbeat;
+use crate::lichess::matchmaking::{self, Matchmaker};
 use crate::lichess::picker::PickerFactory;
 
 /// Why the bot stopped with an error.
@@ -115,6 +117,9 @@ impl Supervisor {
             metrics: self.metrics.clone(),
         };
         let mut state = State::new(ctx, self.reports.clone());
+        if self.settings.matchmaking.enabled {
+            state.matchmaker = Some(start_matchmaking(&state, &shutdown));
+        }
         state.run(shutdown).await
     }
 }
@@ -134,6 +139,14 @@ struct State {
     decided: HashMap<String, Instant>,
     answers: JoinSet<(String, Result<(), ApiError>)>,
     shutting_down: bool,
+    /// Rewritten on every event-stream line (`atomic-bot healthcheck`).
+    heartbeat: Option<Heartbeat>,
+    /// Event-stream connections so far (all but the first count as reconnects).
+    connections: u64,
+    /// Matchmaking state, shared with its task (when enabled).
+    matchmaker: Option<Arc<Mutex<Matchmaker>>>,
+    /// Our load as the matchmaking task sees it, refreshed every loop iteration.
+    published_load: Arc<Mutex<matchmaking::Load>>,
 }
 
 enum Ev {
@@ -149,6 +162,7 @@ enum Ev {
 
 impl State {
     fn new(ctx: GameContext, reports: Option<mpsc::UnboundedSender<GameReport>>) -> Self {
+        let heartbeat = ctx.settings.heartbeat.writer();
         Self {
             ctx,
             reports,
@@ -160,7 +174,37 @@ impl State {
             decided: HashMap::new(),
             answers: JoinSet::new(),
             shutting_down: false,
+            heartbeat,
+            connections: 0,
+            matchmaker: None,
+            published_load: Arc::new(Mutex::new(matchmaking::Load::default())),
         }
+    }
+
+    /// Runs `f` on the matchmaker, if matchmaking is on.
+    fn with_matchmaker<T>(&self, f: impl FnOnce(&mut Matchmaker) -> T) -> Option<T> {
+        let mm = self.matchmaker.as_ref()?;
+        let mut guard = mm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(f(&mut guard))
+    }
+
+    /// Shares the current load with the matchmaking task and the `!queue` gauge.
+    fn publish_load(&self) {
+        let waiting = self.pending.len() + self.queue.len();
+        let load = matchmaking::Load {
+            games_running: self.games.len(),
+            challenges_waiting: waiting,
+            max_games: self.ctx.settings.challenge.max_games as usize,
+        };
+        *self
+            .published_load
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = load;
+        self.ctx
+            .client
+            .metrics()
+            .challenges_waiting
+            .store(i64::try_from(waiting).unwrap_or(i64::MAX), Ordering::Relaxed);
     }
 
     fn backoff(&self) -> impl Iterator<Item = Duration> + Send + use<> {
@@ -183,6 +227,7 @@ impl State {
         let mut tick = tokio::time::interval(Duration::from_secs(5));
         let healthy = Duration::from_millis(self.ctx.settings.lichess.healthy_after_ms);
         loop {
+            self.publish_load();
             if self.shutting_down && self.games.is_empty() && self.pending.is_empty() {
                 info!("no game left: exiting");
                 return Ok(());
@@ -197,7 +242,13 @@ impl State {
             }
             let ev = tokio::select! {
                 r = async { match &mut connecting { Some(f) => f.await, None => std::future::pending().await } } => Ev::Connected(r),
-                r = async { match &mut reader { Some(rd) => rd.next::<Event>().await, None => std::future::pending().await } } => Ev::Line(Box::new(r)),
+                r = async { match &mut reader { Some(rd) => rd.next::<Event>().await, None => std::future::pending().await } } => {
+                    // Any line, keep-alives included, proves the stream is alive.
+                    if let (Ok(_), Some(hb)) = (&r, &mut self.heartbeat) {
+                        hb.beat();
+                    }
+                    Ev::Line(Box::new(r))
+                }
                 Some(r) = self.tasks.join_next() => Ev::GameDone(r),
                 Some(r) = self.answers.join_next() => Ev::Answered(r),
                 _ = shutdown.cancelled(), if !self.shutting_down => Ev::Shutdown,
@@ -213,6 +264,15 @@ impl State {
                             info!("event stream connected");
                             reader = Some(rd);
                             connected_at = Instant::now();
+                            self.connections += 1;
+                            if self.connections > 1 {
+                                crate::metrics::Metrics::inc(
+                                    &self.ctx.client.metrics().stream_reconnects,
+                                );
+                            }
+                            if let Some(hb) = &mut self.heartbeat {
+                                hb.beat();
+                            }
                         }
                         Err(e @ ApiError::Unauthorized { .. }) => {
                             return Err(BotError::Unauthorized(e.to_string()));
@@ -246,6 +306,10 @@ impl State {
                     match r {
                         Ok(report) => {
                             self.games.remove(&report.id);
+                            let aborted = report.status == "aborted";
+                            self.with_matchmaker(|m| {
+                                m.game_finished(&report.id, aborted, Instant::now());
+                            });
                             self.finished.insert(report.id.clone());
                             if let Some(fatal) = report.fatal.clone() {
                                 return Err(BotError::Unauthorized(fatal));
@@ -301,9 +365,11 @@ impl State {
     }
 
     fn load(&self) -> Load {
+        // Our own matchmaking challenge (pending or being sent) takes a slot too.
+        let ours = self.with_matchmaker(|m| m.pending_challenges()).unwrap_or(0);
         Load {
             playing: self.games.len() as u32,
-            pending: self.pending.len() as u32,
+            pending: (self.pending.len() + ours) as u32,
             queued: self.queue.len() as u32,
             shutting_down: self.shutting_down,
         }
@@ -323,6 +389,8 @@ impl State {
                     return;
                 }
                 info!(game_id = %id, opponent = %game.opponent.username, "game start");
+                let opponent = game.opponent.id.clone().unwrap_or_default();
+                self.with_matchmaker(|m| m.game_started(&id, &opponent, false, Instant::now()));
                 let quit = CancellationToken::new();
                 self.games
                     .insert(id.clone(), GameEntry { quit: quit.clone() });
@@ -352,6 +420,11 @@ impl State {
                     .map(|c| c.id.clone())
                     .unwrap_or_default();
                 info!(challenge = %challenge.id, %from, ?decision, "challenge");
+                if matches!(decision, Decision::Accept | Decision::Queue)
+                    && challenge.challenger.as_ref().is_some_and(|c| c.is_bot())
+                {
+                    self.with_matchmaker(|m| m.incoming_bot_challenge(&challenge.id));
+                }
                 match decision {
                     Decision::Accept => self.accept(challenge.id),
                     Decision::Queue => self.queue.push_back(challenge),
@@ -361,6 +434,7 @@ impl State {
             }
             Event::ChallengeCanceled { challenge } => {
                 info!(challenge = %challenge.id, "challenge canceled");
+                self.with_matchmaker(|m| m.challenge_canceled(&challenge.id));
                 self.queue.retain(|c| c.id != challenge.id);
                 if self.pending.remove(&challenge.id).is_some() {
                     self.drain_queue();
@@ -368,6 +442,7 @@ impl State {
             }
             Event::ChallengeDeclined { challenge } => {
                 info!(challenge = %challenge.id, reason = ?challenge.decline_reason_key, "our challenge was declined");
+                self.with_matchmaker(|m| m.challenge_declined(&challenge.id, Instant::now()));
             }
             Event::Unknown => warn!(?kind, "unknown event type ignored"),
         }
@@ -434,6 +509,47 @@ impl State {
             self.drain_queue();
         }
     }
+}
+
+/// Starts the matchmaking task (it stops on `shutdown`) and returns its shared state.
+fn start_matchmaking(state: &State, shutdown: &CancellationToken) -> Arc<Mutex<Matchmaker>> {
+    let settings = &state.ctx.settings;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x9e37_79b9);
+    let mm = Arc::new(Mutex::new(Matchmaker::new(
+        settings.matchmaking.clone(),
+        Instant::now(),
+        seed,
+    )));
+    let me = &state.ctx.me;
+    let identity = matchmaking::Identity {
+        id: me.id.clone(),
+        atomic_rating: me
+            .perfs
+            .get("atomic")
+            .and_then(|p| p.rating)
+            .and_then(|r| u32::try_from(r).ok()),
+    };
+    info!(idle_s = settings.matchmaking.idle_s, rating = ?identity.atomic_rating, "matchmaking on");
+    let client = state.ctx.client.clone();
+    let load = state.published_load.clone();
+    let shared = mm.clone();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let metrics = client.metrics().clone();
+        matchmaking::run(
+            &client,
+            shared,
+            identity,
+            move || *load.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            move || crate::metrics::Metrics::inc(&metrics.challenges_sent),
+            stop.cancelled_owned(),
+        )
+        .await;
+    });
+    mm
 }
 
 async fn sleep_opt(at: Option<Instant>) {
