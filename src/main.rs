@@ -56,7 +56,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Healthcheck { config, file }) => {
             let source = atomic_bot::config::ConfigSource::from_cli(config);
-            report(hosting::healthcheck(&source, file, std::time::SystemTime::now()))
+            report(hosting::healthcheck(
+                &source,
+                file,
+                std::time::SystemTime::now(),
+            ))
         }
         None => ExitCode::SUCCESS,
     }

@@ -304,7 +304,8 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
     // played, won, and the gauge back to zero.
     fake.play(&id, "human1", "g8f6").expect("a legal reply");
     assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 3)).await,
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 3))
+            .await,
         "the bot answered"
     );
     fake.resign(&id, "human1").expect("resign");

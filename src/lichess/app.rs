@@ -125,7 +125,11 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
             match crate::metrics::bind(addr).await {
                 Ok(listener) => {
                     let metrics = client.metrics().clone();
-                    tokio::spawn(crate::metrics::serve(listener, metrics, std::future::pending()));
+                    tokio::spawn(crate::metrics::serve(
+                        listener,
+                        metrics,
+                        std::future::pending(),
+                    ));
                 }
                 Err(e) => {
                     eprintln!("atomic-bot: {e}");

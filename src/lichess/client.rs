@@ -650,7 +650,9 @@ impl LichessClient {
         nb: u32,
     ) -> Result<Vec<crate::lichess::matchmaking::OnlineBot>, ApiError> {
         let path = format!("/api/bot/online?nb={nb}");
-        let body = self.call(Endpoint::OnlineBots, Method::GET, &path, None).await?;
+        let body = self
+            .call(Endpoint::OnlineBots, Method::GET, &path, None)
+            .await?;
         Ok(crate::lichess::matchmaking::parse_online_bots(
             &String::from_utf8_lossy(&body),
         ))
@@ -673,11 +675,15 @@ impl LichessClient {
         gate.wait_cooldown(endpoint).await;
         let resp = self
             .request(Method::POST, &path)
-            .timeout(Duration::from_millis(self.inner.settings.request_timeout_ms))
+            .timeout(Duration::from_millis(
+                self.inner.settings.request_timeout_ms,
+            ))
             .form(form)
             .send()
             .await
-            .map_err(|e| ChallengeError::Transient(format!("network error: {}", e.without_url())))?;
+            .map_err(|e| {
+                ChallengeError::Transient(format!("network error: {}", e.without_url()))
+            })?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         if status.is_success() {
@@ -694,12 +700,16 @@ impl LichessClient {
             return match serde_json::from_slice::<Created>(&body) {
                 Ok(Created::Wrapped(w)) => Ok(w.challenge.id),
                 Ok(Created::Plain(c)) => Ok(c.id),
-                Err(e) => Err(ChallengeError::Transient(format!("unexpected response: {e}"))),
+                Err(e) => Err(ChallengeError::Transient(format!(
+                    "unexpected response: {e}"
+                ))),
             };
         }
         if status == StatusCode::TOO_MANY_REQUESTS {
             crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
-            gate.start_cooldown(Duration::from_millis(self.inner.settings.rate_limit_cooldown_ms));
+            gate.start_cooldown(Duration::from_millis(
+                self.inner.settings.rate_limit_cooldown_ms,
+            ));
         }
         Err(classify_challenge_error(
             status.as_u16(),

@@ -26,13 +26,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::config::{DrawPolicy, GameSettings, Settings, ShutdownMode};
+use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
-use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
 use crate::lichess::ndjson::{Line, StreamEnd};
-use crate::telemetry::{GameResult, GameStats, GameSummary};
 use crate::lichess::pgn;
 use crate::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, Proven, SimplePicker};
+use crate::telemetry::{GameResult, GameStats, GameSummary};
 
 /// Shared by all game tasks of one bot.
 #[derive(Clone)]
@@ -501,7 +501,10 @@ impl Task {
                 .unwrap_or(0),
             },
         };
-        if let Some(reply) = self.chat.respond(room, user, text, std::time::Instant::now(), &ctx) {
+        if let Some(reply) = self
+            .chat
+            .respond(room, user, text, std::time::Instant::now(), &ctx)
+        {
             info!(room = room.as_str(), %user, command = %text, "chat command answered");
             self.spawn_chat_in(room, reply);
         }

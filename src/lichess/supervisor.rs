@@ -23,13 +23,13 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::config::{Settings, ShutdownMode};
+use crate::heartbeat::Heartbeat;
 use crate::lichess::challenge::{self, Decision, DeclineReason, Load};
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
+use crate::lichess::matchmaking::{self, Matchmaker};
 use crate::lichess::model::{Account, Challenge, Event};
 use crate::lichess::ndjson::{Line, StreamEnd};
-use crate::heartbeat::Heartbeat;
-use crate::lichess::matchmaking::{self, Matchmaker};
 use crate::lichess::picker::PickerFactory;
 
 /// Why the bot stopped with an error.
@@ -200,11 +200,10 @@ impl State {
             .published_load
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = load;
-        self.ctx
-            .client
-            .metrics()
-            .challenges_waiting
-            .store(i64::try_from(waiting).unwrap_or(i64::MAX), Ordering::Relaxed);
+        self.ctx.client.metrics().challenges_waiting.store(
+            i64::try_from(waiting).unwrap_or(i64::MAX),
+            Ordering::Relaxed,
+        );
     }
 
     fn backoff(&self) -> impl Iterator<Item = Duration> + Send + use<> {
@@ -366,7 +365,9 @@ impl State {
 
     fn load(&self) -> Load {
         // Our own matchmaking challenge (pending or being sent) takes a slot too.
-        let ours = self.with_matchmaker(|m| m.pending_challenges()).unwrap_or(0);
+        let ours = self
+            .with_matchmaker(|m| m.pending_challenges())
+            .unwrap_or(0);
         Load {
             playing: self.games.len() as u32,
             pending: (self.pending.len() + ours) as u32,
@@ -543,7 +544,11 @@ fn start_matchmaking(state: &State, shutdown: &CancellationToken) -> Arc<Mutex<M
             &client,
             shared,
             identity,
-            move || *load.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            move || {
+                *load
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+            },
             move || crate::metrics::Metrics::inc(&metrics.challenges_sent),
             stop.cancelled_owned(),
         )
