@@ -144,16 +144,23 @@ chown "$RUNTIME_UID:$RUNTIME_UID" "$WORK/tmp"
 BOT="$WORK/bin/atomic-bot"
 HEARTBEAT="$WORK/tmp/atomic-bot.heartbeat"
 
-# as_runtime_user [VAR=value ...] -- COMMAND...: a clean environment like the image's.
-as_runtime_user() {
+# runtime_cmd [VAR=value ...] -- COMMAND...: fills RUNTIME_CMD with COMMAND run as uid/gid
+# 65532 in a clean environment like the image's.
+RUNTIME_CMD=()
+runtime_cmd() {
     local vars=()
     while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
     shift
-    setpriv --reuid="$RUNTIME_UID" --regid="$RUNTIME_UID" --clear-groups \
-        env -i PATH=/usr/bin:/bin HOME=/nonexistent \
-        ATOMIC_BOT_CONFIG="$WORK/etc/config.toml" ATOMIC_BOT_HEARTBEAT__PATH="$HEARTBEAT" \
-        "${vars[@]}" "$@"
+    RUNTIME_CMD=(setpriv --reuid="$RUNTIME_UID" --regid="$RUNTIME_UID" --clear-groups
+        env -i PATH=/usr/bin:/bin HOME=/nonexistent
+        ATOMIC_BOT_CONFIG="$WORK/etc/config.toml" ATOMIC_BOT_HEARTBEAT__PATH="$HEARTBEAT"
+        "${vars[@]}" "$@")
 }
+# as_runtime_user [VAR=value ...] -- COMMAND...: runs it and returns its status.
+as_runtime_user() { runtime_cmd "$@"; "${RUNTIME_CMD[@]}"; }
+# exec_as_runtime_user ...: the same, replacing the current (sub)shell, so that
+# `exec_as_runtime_user ... &` makes $! the bot's own PID (signals must reach the bot).
+exec_as_runtime_user() { runtime_cmd "$@"; exec "${RUNTIME_CMD[@]}"; }
 
 has_panic() { grep -qiE 'panicked|RUST_BACKTRACE' "$1"; }
 
@@ -237,8 +244,8 @@ if [ ! -s "$WORK/port" ]; then
     sed 's/^/  | /' "$WORK/fake.log"
 else
     port=$(cat "$WORK/port")
-    as_runtime_user LICHESS_BOT_TOKEN="$TOKEN" ATOMIC_BOT_LICHESS__URL="http://127.0.0.1:$port" LOG_FORMAT=json \
-        -- "$BOT" lichess >"$WORK/bot.out" 2>&1 &
+    exec_as_runtime_user LICHESS_BOT_TOKEN="$TOKEN" ATOMIC_BOT_LICHESS__URL="http://127.0.0.1:$port" \
+        LOG_FORMAT=json -- "$BOT" lichess >"$WORK/bot.out" 2>&1 &
     BOT_PID=$!
     for _ in $(seq 150); do
         [ -s "$HEARTBEAT" ] && break
@@ -255,6 +262,9 @@ else
     else
         fail "lichess against the fake server: no heartbeat within 15 s"
         tail -n 20 "$WORK/bot.out" | sed 's/^/  | /'
+    fi
+    if [ "$(readlink "/proc/$BOT_PID/exe" 2>/dev/null)" != "$BOT" ] && kill -0 "$BOT_PID" 2>/dev/null; then
+        fail "internal: PID $BOT_PID is not the bot itself ($(readlink "/proc/$BOT_PID/exe" 2>/dev/null))"
     fi
     if kill -0 "$BOT_PID" 2>/dev/null; then
         term_at=$(date +%s%N)

@@ -245,7 +245,7 @@ impl LichessClient {
             .build()
             .map_err(|e| ApiError::Unavailable {
                 endpoint: Endpoint::Account,
-                message: format!("cannot build the HTTP client: {e}"),
+                message: format!("cannot build the HTTP client: {}", error_chain(&e)),
                 attempts: 0,
             })?;
         Ok(Self {
@@ -724,6 +724,22 @@ impl LichessClient {
             .await
             .map(drop)
     }
+}
+
+/// An error with its causes (`builder error: … No CA certificates were loaded from the
+/// system`): reqwest's own message alone hides why the client could not be built.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// Ids and UCI moves come from the network: only safe characters go into a path.
