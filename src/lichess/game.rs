@@ -160,6 +160,8 @@ enum Ev {
 
 /// Grace after the hard deadline before a stuck picker is abandoned.
 const STUCK_GRACE: Duration = Duration::from_millis(250);
+/// Delay after the `opponentGone` countdown before claiming the win.
+const CLAIM_MARGIN: Duration = Duration::from_millis(500);
 /// Give up on a turn after this many rejected moves.
 const MAX_REJECTED: u32 = 3;
 
@@ -433,7 +435,8 @@ impl Task {
                 self.claim_at = match (gone, claim_win_in_seconds) {
                     (true, Some(s)) if self.ctx.settings.game.claim_victory => {
                         info!(claim_in_s = s, "opponent gone");
-                        Some(Instant::now() + Duration::from_secs(s))
+                        // The countdown is in whole seconds: claim a little after it.
+                        Some(Instant::now() + Duration::from_secs(s) + CLAIM_MARGIN)
                     }
                     _ => None,
                 };
@@ -500,9 +503,8 @@ impl Task {
         let game = match Game::from_uci_moves(self.start, &moves) {
             Ok(g) => g,
             Err(e) => {
-                warn!(error = %e, "cannot replay the move list; waiting for the next state");
-                self.state = Some(state);
-                self.game = None;
+                // Keep the last good state: a bad line must not make us forget our turn.
+                warn!(error = %e, "cannot replay the move list; state skipped");
                 return None;
             }
         };
