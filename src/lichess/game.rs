@@ -283,7 +283,15 @@ impl Task {
             let quit_pending = self.quitting.is_none();
             let ev = tokio::select! {
                 r = async { match &mut self.connecting { Some(f) => f.await, None => std::future::pending().await } } => Ev::Connected(r),
-                r = async { match &mut self.reader { Some(rd) => rd.next::<GameEvent>().await, None => std::future::pending().await } } => Ev::Line(r, Instant::now()),
+                r = async {
+                    match &mut self.reader {
+                        Some(rd) => {
+                            let line = rd.next::<GameEvent>().await;
+                            (line, Instant::from_std(rd.line_at()))
+                        }
+                        None => std::future::pending().await,
+                    }
+                } => Ev::Line(r.0, r.1),
                 r = async {
                     match &mut self.job {
                         Some(Job::Think { handle, .. }) => Ev::Thought(handle.await),
@@ -697,14 +705,19 @@ impl Task {
 
     fn post_move(&mut self, pick: Pick, key: String, received: Instant, think: Duration) {
         let uci = pick.mv.to_string();
-        let overhead = received.elapsed().saturating_sub(think);
-        self.ctx.metrics.record(overhead);
-        info!(mv = %uci, think_ms = think.as_millis() as u64, overhead_us = overhead.as_micros() as u64,
-            win = pick.win_probability, "move");
         let client = self.ctx.client.clone();
         let id = self.id.clone();
+        let metrics = self.ctx.metrics.clone();
+        let win = pick.win_probability;
         self.post = Some((
-            Box::pin(async move { client.make_move(&id, &uci, None).await }),
+            Box::pin(async move {
+                // Measured as the request leaves: everything but the think time is overhead.
+                let overhead = received.elapsed().saturating_sub(think);
+                metrics.record(overhead);
+                info!(mv = %uci, think_ms = think.as_millis() as u64,
+                    overhead_us = overhead.as_micros() as u64, win, "move");
+                client.make_move(&id, &uci, None).await
+            }),
             key,
         ));
     }

@@ -56,6 +56,7 @@ pub struct NdjsonReader<R> {
     reader: R,
     idle: Duration,
     buf: Vec<u8>,
+    line_at: std::time::Instant,
 }
 
 impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
@@ -65,6 +66,7 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
             reader,
             idle,
             buf: Vec::with_capacity(4096),
+            line_at: std::time::Instant::now(),
         }
     }
 
@@ -98,6 +100,7 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
             self.buf.extend_from_slice(&data[..data.len().min(room)]);
             self.reader.consume(take);
             if done {
+                self.line_at = std::time::Instant::now();
                 break;
             }
         }
@@ -108,6 +111,11 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
             tracing::warn!(bytes = self.buf.len(), "over-long stream line cut");
         }
         Ok(&self.buf)
+    }
+
+    /// When the last line's newline was read (before parsing): the start of the turn latency.
+    pub fn line_at(&self) -> std::time::Instant {
+        self.line_at
     }
 
     /// The next line, classified and parsed as `T`.
