@@ -7,8 +7,9 @@
 //!   leaving, minus the think time (the bot logs it per move as `overhead_us`);
 //! - the bot process's RSS while 8 games run (sampled from /proc, plus VmHWM at the end).
 //!
-//! Options (environment): `BENCH_ROUNDS` (default 3), `BENCH_GAMES` (default 8),
-//! `BENCH_OPP_THINK_MS` (opponent think per move, default 30).
+//! Options (environment): `BENCH_ROUNDS` (default 2), `BENCH_GAMES` (default 8),
+//! `BENCH_OPP_THINK_MS` (opponent think per move, default 30), `BENCH_ENGINE` (the bot's
+//! `search.engine`, default `mcts`), `BENCH_CLOCK` (`limit+increment` seconds, default `30+0`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -73,7 +74,10 @@ async fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let rounds = env_num("BENCH_ROUNDS", 3);
+    let rounds = env_num("BENCH_ROUNDS", 2);
+    let engine = std::env::var("BENCH_ENGINE").unwrap_or_else(|_| "mcts".into());
+    let clock = std::env::var("BENCH_CLOCK").unwrap_or_else(|_| "30+0".into());
+    let clock = atomic_bot::lichess::app::parse_clock(&clock).expect("BENCH_CLOCK like 30+0");
     let games = env_num("BENCH_GAMES", 8) as usize;
     let think = Duration::from_millis(env_num("BENCH_OPP_THINK_MS", 30));
     let bot_token = "lip_benchbot";
@@ -100,6 +104,7 @@ async fn main() {
         .env("ATOMIC_BOT_CHALLENGE__QUEUE_SIZE", "0")
         .env("ATOMIC_BOT_GAME__GREETING", "")
         .env("ATOMIC_BOT_GAME__GOODBYE", "")
+        .env("ATOMIC_BOT_SEARCH__ENGINE", &engine)
         .env("LOG_FORMAT", "json")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
@@ -143,7 +148,7 @@ async fn main() {
                     &format!("opp{i}"),
                     "benchbot",
                     &ChallengeSpec {
-                        clock: Some((180, 2)),
+                        clock: Some(clock),
                         ..ChallengeSpec::default()
                     },
                 )

@@ -1,5 +1,11 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
+//!
+//! Layers point one way: the rules (`atomic_chess`) ← [`search`] ← [`uci`] and [`lichess`]
+//! (which never import each other) ← `main`. [`config`] and [`fakelichess`] (the local
+//! lichess-compatible server used by `atomic-bot demo` and the tests) belong to the bot side.
 
 pub mod config;
 pub mod fakelichess;
 pub mod lichess;
+pub mod search;
+pub mod uci;

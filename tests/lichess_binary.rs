@@ -20,6 +20,7 @@ fn bot_command(url: &str, token: &str, dir: &std::path::Path) -> Command {
         .env("ATOMIC_BOT_LICHESS__URL", url)
         .env("ATOMIC_BOT_LICHESS__RECONNECT_MIN_MS", "50")
         .env("ATOMIC_BOT_GAME__PONDER", "false")
+        .env("ATOMIC_BOT_SEARCH__ENGINE", "simple")
         .env("RUST_LOG", "trace")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -159,7 +160,7 @@ async fn bad_configuration_exits_2_naming_the_key() {
 fn demo_plays_a_game_offline_and_prints_the_pgn() {
     let dir = tempdir("demo");
     let out = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
-        .args(["demo", "--clock", "30+1"])
+        .args(["demo", "--clock", "30+1", "--engine", "simple"])
         .current_dir(&dir)
         .env("RUST_LOG", "warn")
         .output()
