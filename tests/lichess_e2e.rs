@@ -746,3 +746,45 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
         "{e}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    fake.fail_next(
+        "move",
+        400,
+        "{\"error\":\"Not your turn, or game already over\"}",
+        1,
+    );
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 1))
+            .await
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let moves = bot_moves(&fake, &id);
+    assert_eq!(
+        moves.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![400, 200]
+    );
+    // The game stream was reopened after the 400 (a fresh gameFull is the truth).
+    let streams = fake
+        .requests()
+        .iter()
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "game_stream")
+        .count();
+    assert!(streams >= 2, "{streams}");
+    assert_eq!(fake.game(&id).unwrap().moves.len(), 1);
+    kill(bot).await;
+}
