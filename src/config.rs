@@ -268,10 +268,22 @@ impl Default for GameSettings {
     }
 }
 
+/// Which move picker plays.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The MCTS search (the real engine).
+    Mcts,
+    /// An instant rule-based picker (tests, smoke runs, very weak machines).
+    Simple,
+}
+
 /// `[search]`: resources of the searcher, shared by all running games.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchSettings {
+    /// `mcts` or `simple`.
+    pub engine: Engine,
     /// Total tree memory in MB, divided among `challenge.max_games` searchers.
     pub hash_mb: u64,
     /// Total search threads, divided among the running games.
@@ -281,6 +293,7 @@ pub struct SearchSettings {
 impl Default for SearchSettings {
     fn default() -> Self {
         Self {
+            engine: Engine::Mcts,
             hash_mb: 128,
             threads: 1,
         }

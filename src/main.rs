@@ -1,5 +1,9 @@
 //! The `atomic-bot` binary: a thin clap front over the library.
+//!
+//! With no arguments it speaks UCI at once, as engines usually do (GUIs and lichess-bot start
+//! engines without arguments).
 
+use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -7,20 +11,30 @@ use clap::{Parser, Subcommand};
 
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
+use atomic_bot::search::SearchConfig;
+use atomic_bot::uci::{self, Output};
 
 #[derive(Parser)]
 #[command(
     name = "atomic-bot",
     version,
-    about = "An Atomic chess engine and lichess bot"
+    about = "An Atomic chess engine (MCTS) and lichess bot"
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<Mode>,
 }
 
 #[derive(Subcommand)]
-enum Command {
+enum Mode {
+    /// Speak UCI on standard input and output (the default).
+    Uci,
+    /// Search fixed positions with a fixed budget; prints the node count and speed.
+    Bench {
+        /// Playouts per position.
+        #[arg(long, default_value_t = uci::bench::DEFAULT_PLAYOUTS)]
+        playouts: u64,
+    },
     /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
     Lichess(app::LichessArgs),
     /// Play one game offline against a built-in opponent on a local lichess-compatible server.
@@ -45,25 +59,24 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Some(Command::Lichess(args)) => app::lichess(args),
-        Some(Command::Demo(args)) => app::demo(args),
-        Some(Command::Upgrade(args)) => app::upgrade(args),
-        Some(Command::CheckConfig { file }) => {
+    let stdout = || Output::new(Box::new(std::io::stdout()));
+    match cli.command.unwrap_or(Mode::Uci) {
+        Mode::Uci => uci::run(BufReader::new(std::io::stdin()), stdout()),
+        Mode::Bench { playouts } => uci::bench::run(&stdout(), &SearchConfig::default(), playouts),
+        Mode::Lichess(args) => return app::lichess(args),
+        Mode::Demo(args) => return app::demo(args),
+        Mode::Upgrade(args) => return app::upgrade(args),
+        Mode::CheckConfig { file } => {
             let env = std::env::vars().collect();
-            let out = hosting::check_config(&file, &env);
-            report(out)
+            return report(hosting::check_config(&file, &env));
         }
-        Some(Command::Healthcheck { config, file }) => {
+        Mode::Healthcheck { config, file } => {
             let source = atomic_bot::config::ConfigSource::from_cli(config);
-            report(hosting::healthcheck(
-                &source,
-                file,
-                std::time::SystemTime::now(),
-            ))
+            let now = std::time::SystemTime::now();
+            return report(hosting::healthcheck(&source, file, now));
         }
-        None => ExitCode::SUCCESS,
     }
+    ExitCode::SUCCESS
 }
 
 /// Prints a command's text (stdout on success, stderr on failure) and turns its code into the

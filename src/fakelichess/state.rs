@@ -1063,7 +1063,7 @@ impl Inner {
         let (g, _) = self.game_mut(id, user)?;
         g.gone = Some((user.to_owned(), Instant::now() + claim_in));
         let line =
-            json!({"type": "opponentGone", "gone": true, "claimWinInSeconds": claim_in.as_secs()})
+            json!({"type": "opponentGone", "gone": true, "claimWinInSeconds": claim_in.as_millis().div_ceil(1000) as u64})
                 .to_string();
         let owner = user.to_owned();
         g.subs.retain(|c| c.user == owner || c.send(&line));

@@ -12,11 +12,11 @@ use secrecy::SecretString;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigSource, LogFormat, Settings};
+use crate::config::{ConfigSource, Engine, LogFormat, Settings};
 use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::client::LichessClient;
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
-use crate::lichess::picker::{PickerFactory, SimplePickerFactory};
+use crate::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
 use crate::lichess::supervisor::{BotError, Supervisor, shutdown_signal};
 
 /// `atomic-bot lichess`.
@@ -50,6 +50,9 @@ pub struct DemoArgs {
     /// Also append the PGN to this folder.
     #[arg(long)]
     pub pgn_dir: Option<PathBuf>,
+    /// The bot's engine: `mcts` (the real search) or `simple` (instant moves).
+    #[arg(long, default_value = "mcts")]
+    pub engine: String,
 }
 
 /// Installs the tracing subscriber (see `telemetry`): stderr, `LOG_FORMAT` overrides the
@@ -139,7 +142,8 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
         }
         let shutdown = CancellationToken::new();
         tokio::spawn(shutdown_signal(shutdown.clone()));
-        let bot = Supervisor::new(Arc::new(settings), client, default_pickers());
+        let engine = settings.search.engine;
+        let bot = Supervisor::new(Arc::new(settings), client, pickers(engine));
         match bot.run(shutdown).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -151,10 +155,12 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
     })
 }
 
-/// The move pickers the bot plays with. The real search plugs in here (see
-/// `lichess::picker`).
-pub fn default_pickers() -> Arc<dyn PickerFactory> {
-    Arc::new(SimplePickerFactory::default())
+/// The move pickers the bot plays with (`search.engine`).
+pub fn pickers(engine: Engine) -> Arc<dyn PickerFactory> {
+    match engine {
+        Engine::Mcts => Arc::new(SearcherFactory::default()),
+        Engine::Simple => Arc::new(SimplePickerFactory::default()),
+    }
 }
 
 /// Upgrades the account to a bot account (only with `--confirm`).
@@ -234,6 +240,7 @@ pub struct DemoOutcome {
 pub async fn run_demo(
     clock: (u32, u32),
     color: &str,
+    engine: Engine,
     pgn_dir: Option<PathBuf>,
     shutdown: CancellationToken,
 ) -> Result<DemoOutcome, String> {
@@ -253,11 +260,13 @@ pub async fn run_demo(
     let mut settings = Settings::default();
     settings.lichess.url = fake.url();
     settings.game.pgn_dir = pgn_dir;
+    settings.search.engine = engine;
     let settings = Arc::new(settings);
     let client = LichessClient::new(&settings.lichess, SecretString::from(bot_token))
         .map_err(|e| e.to_string())?;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let bot = Supervisor::new(settings.clone(), client, default_pickers()).with_reports(tx);
+    let bot =
+        Supervisor::new(settings.clone(), client, pickers(settings.search.engine)).with_reports(tx);
     let bot_stop = CancellationToken::new();
     let bot_task = tokio::spawn(bot.run(bot_stop.clone()));
 
@@ -342,6 +351,14 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         eprintln!("atomic-bot: --clock must look like 60+1 (seconds + increment seconds)");
         return ExitCode::from(2);
     };
+    let engine = match args.engine.as_str() {
+        "mcts" => Engine::Mcts,
+        "simple" => Engine::Simple,
+        other => {
+            eprintln!("atomic-bot: --engine must be mcts or simple, not {other:?}");
+            return ExitCode::from(2);
+        }
+    };
     if crate::lichess::challenge::estimated_seconds(clock.0, clock.1) < 30 {
         eprintln!("atomic-bot: lichess forbids UltraBullet for bots; use at least 30+0");
         return ExitCode::from(2);
@@ -356,7 +373,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
     rt.block_on(async move {
         let shutdown = CancellationToken::new();
         tokio::spawn(shutdown_signal(shutdown.clone()));
-        match run_demo(clock, &args.color, args.pgn_dir, shutdown).await {
+        match run_demo(clock, &args.color, engine, args.pgn_dir, shutdown).await {
             Ok(out) => {
                 println!(
                     "Result: {} ({}{})",

@@ -162,6 +162,8 @@ enum Ev {
 
 /// Grace after the hard deadline before a stuck picker is abandoned.
 const STUCK_GRACE: Duration = Duration::from_millis(250);
+/// Delay after the `opponentGone` countdown before claiming the win.
+const CLAIM_MARGIN: Duration = Duration::from_millis(500);
 /// Give up on a turn after this many rejected moves.
 const MAX_REJECTED: u32 = 3;
 
@@ -297,7 +299,15 @@ impl Task {
             let quit_pending = self.quitting.is_none();
             let ev = tokio::select! {
                 r = async { match &mut self.connecting { Some(f) => f.await, None => std::future::pending().await } } => Ev::Connected(r),
-                r = async { match &mut self.reader { Some(rd) => rd.next::<GameEvent>().await, None => std::future::pending().await } } => Ev::Line(r, Instant::now()),
+                r = async {
+                    match &mut self.reader {
+                        Some(rd) => {
+                            let line = rd.next::<GameEvent>().await;
+                            (line, Instant::from_std(rd.line_at()))
+                        }
+                        None => std::future::pending().await,
+                    }
+                } => Ev::Line(r.0, r.1),
                 r = async {
                     match &mut self.job {
                         Some(Job::Think { handle, .. }) => Ev::Thought(handle.await),
@@ -452,7 +462,8 @@ impl Task {
                 self.claim_at = match (gone, claim_win_in_seconds) {
                     (true, Some(s)) if self.ctx.settings.game.claim_victory => {
                         info!(claim_in_s = s, "opponent gone");
-                        Some(Instant::now() + Duration::from_secs(s))
+                        // The countdown is in whole seconds: claim a little after it.
+                        Some(Instant::now() + Duration::from_secs(s) + CLAIM_MARGIN)
                     }
                     _ => None,
                 };
@@ -558,9 +569,8 @@ impl Task {
         let game = match Game::from_uci_moves(self.start, &moves) {
             Ok(g) => g,
             Err(e) => {
-                warn!(error = %e, "cannot replay the move list; waiting for the next state");
-                self.state = Some(state);
-                self.game = None;
+                // Keep the last good state: a bad line must not make us forget our turn.
+                warn!(error = %e, "cannot replay the move list; state skipped");
                 return None;
             }
         };
@@ -764,15 +774,20 @@ impl Task {
 
     fn post_move(&mut self, pick: Pick, key: String, received: Instant, think: Duration) {
         let uci = pick.mv.to_string();
-        let overhead = received.elapsed().saturating_sub(think);
-        self.ctx.metrics.record(overhead);
         self.post_timing = Some((received, think));
-        info!(mv = %uci, think_ms = think.as_millis() as u64, overhead_us = overhead.as_micros() as u64,
-            win = pick.win_probability, "move");
         let client = self.ctx.client.clone();
         let id = self.id.clone();
+        let metrics = self.ctx.metrics.clone();
+        let win = pick.win_probability;
         self.post = Some((
-            Box::pin(async move { client.make_move(&id, &uci, None).await }),
+            Box::pin(async move {
+                // Measured as the request leaves: everything but the think time is overhead.
+                let overhead = received.elapsed().saturating_sub(think);
+                metrics.record(overhead);
+                info!(mv = %uci, think_ms = think.as_millis() as u64,
+                    overhead_us = overhead.as_micros() as u64, win, "move");
+                client.make_move(&id, &uci, None).await
+            }),
             key,
         ));
     }

@@ -5,19 +5,21 @@
 //! resigning). It is called on a blocking thread (`spawn_blocking`) with a deadline, so a
 //! slow or stuck picker can never make the bot lose on time or block the runtime.
 //!
-//! **Where the real search plugs in:** implement [`MovePicker`] for a wrapper around
-//! `atomic_bot::search::Searcher` (`pick` = `Searcher::search` with
-//! `Limits { soft, hard, .. }`, `win_probability`/`proven` from `SearchResult`; `ponder` =
-//! the same with `Limits { infinite: true, .. }` until `stop`; `new_game` = `clear`) and a
-//! [`PickerFactory`] creating it with `SearchConfig { hash_mb, threads, .. }`, then pass that
-//! factory to `Supervisor::new` in `main.rs`. Until then [`SimplePicker`] plays: it wins at
-//! once when it can, avoids moves that let the opponent blow up our king next move, and
-//! prefers captures that destroy the most material.
+//! Two implementations:
+//! - [`SearcherPicker`] wraps the MCTS [`Searcher`] (`pick` = a search with the budget's soft
+//!   and hard limits; `ponder` = an infinite search until stopped, which grows the tree the
+//!   next search reuses; `new_game` = clear). This is what `atomic-bot lichess` plays with.
+//! - [`SimplePicker`], instant and rule-based: it wins at once when it can, avoids moves that
+//!   let the opponent blow up our king next move, and prefers captures that destroy the most
+//!   material. The demo opponent and the tests use it; the game task also uses it as the
+//!   fallback when a picker misses its deadline.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use atomic_chess::{Color, Game, Move, Role};
+
+use crate::search::{self, Limits, SearchConfig, Searcher};
 
 /// Time allowed for one move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +189,80 @@ impl MovePicker for SimplePicker {
     }
 }
 
+/// The MCTS search as a [`MovePicker`].
+pub struct SearcherPicker {
+    searcher: Searcher,
+}
+
+impl SearcherPicker {
+    /// A picker with its own tree.
+    pub fn new(config: SearchConfig) -> Self {
+        Self {
+            searcher: Searcher::new(config),
+        }
+    }
+}
+
+impl MovePicker for SearcherPicker {
+    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        if self.searcher.config().threads != budget.threads {
+            let mut config = self.searcher.config().clone();
+            config.threads = budget.threads;
+            self.searcher.set_config(config);
+        }
+        // A zero budget still needs a move: give the search a millisecond.
+        let floor = Duration::from_millis(1);
+        let limits = Limits {
+            soft: Some(budget.soft.max(floor)),
+            hard: Some(budget.hard.max(floor)),
+            ..Limits::default()
+        };
+        let result = self.searcher.search(game, &limits, stop, &mut |_| {});
+        Some(Pick {
+            mv: result.best_move?,
+            win_probability: result.win_probability,
+            proven: result.proven.map(|p| match p {
+                search::Proven::Win(_) => Proven::Win,
+                search::Proven::Loss(_) => Proven::Loss,
+                search::Proven::Draw => Proven::Draw,
+            }),
+        })
+    }
+
+    fn ponder(&mut self, game: &Game, stop: &AtomicBool) {
+        let limits = Limits {
+            infinite: true,
+            ..Limits::default()
+        };
+        self.searcher.search(game, &limits, stop, &mut |_| {});
+    }
+
+    fn new_game(&mut self) {
+        self.searcher.clear();
+    }
+}
+
+/// Creates a [`SearcherPicker`] per game, with that game's share of the hash and a distinct
+/// seed (opening choices are randomized so the bot cannot be farmed with one line).
+#[derive(Debug, Default)]
+pub struct SearcherFactory {
+    games: std::sync::atomic::AtomicU64,
+}
+
+impl PickerFactory for SearcherFactory {
+    fn create(&self, hash_mb: u64) -> Box<dyn MovePicker> {
+        let n = self.games.fetch_add(1, Ordering::Relaxed);
+        let seed = mix(n ^ std::process::id() as u64 ^ 0xA70_41C);
+        Box::new(SearcherPicker::new(SearchConfig {
+            hash_mb: usize::try_from(hash_mb).unwrap_or(usize::MAX),
+            threads: 1,
+            seed,
+            randomize: true,
+            ..SearchConfig::default()
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +282,26 @@ mod tests {
         let pick = SimplePicker::default().pick(&game, &budget, &stop).unwrap();
         assert_eq!(pick.mv.to_string(), "g5f7");
         assert_eq!(pick.proven, Some(Proven::Win));
+    }
+
+    #[test]
+    fn searcher_picker_answers_even_with_a_zero_budget() {
+        let game = Game::new(Position::startpos());
+        let stop = AtomicBool::new(false);
+        let budget = Budget {
+            soft: Duration::ZERO,
+            hard: Duration::ZERO,
+            threads: 1,
+        };
+        let mut p = SearcherFactory::default().create(8);
+        let t = std::time::Instant::now();
+        let pick = p.pick(&game, &budget, &stop).unwrap();
+        assert!(game.position().is_legal(pick.mv));
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
     }
 
     #[test]

@@ -1,0 +1,394 @@
+//! Atomic knowledge: the static evaluation, the leaf quiescence search and the move priors.
+//!
+//! In atomic a capture removes the capturer, the victim and every non-pawn piece next to the
+//! victim's square, and a king in the blast loses the game. So the "exchange value" of a capture
+//! is its *blast balance* (the enemy material in the blast minus ours, the capturer included),
+//! and the main danger is an enemy piece attacking one of our pieces that stands next to our
+//! king: taking it blows the king up. Fairy-Stockfish's `blast_see` and its explosion-threat
+//! king-danger term are the models (see docs/ENGINE.md).
+
+use atomic_chess::{Bitboard, Color, Move, MoveList, Position, Role, Square, attacks};
+
+use super::params::SearchParams;
+
+/// Score of a won position (centipawns), minus the plies to the win.
+pub const MATE: i32 = 32_000;
+/// Scores beyond this are wins or losses found by the quiescence search.
+pub const MATE_BOUND: i32 = MATE - 1000;
+
+/// Material values in centipawns, indexed by `Role::index()`. The king's value is irrelevant:
+/// its loss ends the game and is handled separately.
+const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
+
+/// Mobility weight per role (percent of `eval_mobility` per attacked square).
+const MOBILITY: [i32; 6] = [0, 100, 100, 60, 40, 0];
+
+fn value(role: Role) -> i32 {
+    VALUE[role.index()]
+}
+
+fn piece_attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
+    match role {
+        Role::Pawn => attacks::pawn_attacks(color, sq),
+        Role::Knight => attacks::knight_attacks(sq),
+        Role::Bishop => attacks::bishop_attacks(sq, occupied),
+        Role::Rook => attacks::rook_attacks(sq, occupied),
+        Role::Queen => attacks::queen_attacks(sq, occupied),
+        Role::King => attacks::king_attacks(sq),
+    }
+}
+
+/// Material of `color` within `squares`.
+fn material_in(pos: &Position, color: Color, squares: Bitboard) -> i32 {
+    let board = pos.board();
+    let ours = board.by_color(color) & squares;
+    Role::ALL
+        .iter()
+        .map(|&role| (ours & board.by_role(role)).count() as i32 * value(role))
+        .sum()
+}
+
+/// Blast balance of a capture for the side to move: enemy material destroyed minus our own
+/// (the capturer always dies). 0 for a quiet move.
+pub fn blast_balance(pos: &Position, m: Move) -> i32 {
+    if !m.is_capture() {
+        return 0;
+    }
+    let blast = pos.blast_squares(m);
+    let us = pos.turn();
+    material_in(pos, !us, blast) - material_in(pos, us, blast)
+}
+
+/// Whether the capture `m` blows up the enemy king (and so wins at once; a capture that also
+/// blows up our own king is not legal).
+pub fn wins_at_once(pos: &Position, m: Move) -> bool {
+    m.is_capture() && pos.king_explodes(m).1
+}
+
+/// Whether the quiet move `m` attacks the enemy king from its destination (a direct check;
+/// discovered checks are not seen). Captures never give a direct check in atomic: the capturer
+/// is destroyed by its own blast.
+pub fn gives_direct_check(pos: &Position, m: Move) -> bool {
+    if m.is_capture() || m.is_castle() {
+        return false;
+    }
+    let board = pos.board();
+    let Some(their_king) = board.king_of(!pos.turn()) else {
+        return false;
+    };
+    let role = m.promotion().unwrap_or(m.role());
+    if role == Role::King {
+        return false;
+    }
+    let after = (board.occupied() & !m.from().bitboard()) | m.to().bitboard();
+    piece_attacks(role, pos.turn(), m.to(), after).contains(their_king)
+}
+
+/// Whether the move `m` checkmates: a direct check after which the opponent has no legal move.
+pub fn mates_at_once(pos: &Position, m: Move) -> bool {
+    if !gives_direct_check(pos, m) {
+        return false;
+    }
+    let mut child = *pos;
+    child.play_unchecked(m);
+    child.is_check() && child.legal_moves().is_empty()
+}
+
+/// Squares where an enemy capture would blow up `color`'s king: our own pieces next to our
+/// king (and the king itself, a check), minus those next to the enemy king too, since a capture
+/// there would blow up both kings and is illegal.
+fn blast_targets(pos: &Position, color: Color) -> Bitboard {
+    let board = pos.board();
+    let Some(king) = board.king_of(color) else {
+        return Bitboard::EMPTY;
+    };
+    let mut targets = (attacks::king_attacks(king) & board.by_color(color)) | king.bitboard();
+    if let Some(enemy_king) = board.king_of(!color) {
+        targets &= !attacks::king_attacks(enemy_king);
+    }
+    targets
+}
+
+/// Number of distinct squares from which `color`'s king can be blown up by one capture.
+fn blast_threats(pos: &Position, color: Color) -> u32 {
+    let board = pos.board();
+    let occupied = board.occupied();
+    let enemy_non_king = board.by_color(!color) & !board.by_role(Role::King);
+    blast_targets(pos, color)
+        .filter(|&sq| (pos.attackers_to(sq, !color, occupied) & enemy_non_king).any())
+        .count() as u32
+}
+
+/// Static evaluation in centipawns from the side to move's point of view.
+pub fn static_eval(pos: &Position, params: &SearchParams) -> i32 {
+    let us = pos.turn();
+    let mut score = side_eval(pos, us, params) - side_eval(pos, !us, params);
+    // Blast threats against the side to move: one can usually be parried, two rarely.
+    let threats = blast_threats(pos, us) as i32;
+    score -= params.eval_threat * (threats + 2 * (threats - 1).max(0));
+    score + 10
+}
+
+fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
+    let board = pos.board();
+    let occupied = board.occupied();
+    let own = board.by_color(color);
+    let mut score = 0;
+    for role in Role::ALL {
+        let pieces = own & board.by_role(role);
+        score += pieces.count() as i32 * value(role);
+        if MOBILITY[role.index()] > 0 {
+            for sq in pieces {
+                let reach = (piece_attacks(role, color, sq, occupied) & !own).count() as i32;
+                score += reach * params.eval_mobility * MOBILITY[role.index()] / 100;
+            }
+        }
+    }
+    // Advanced pawns are promotion threats and cramp the enemy.
+    for sq in own & board.by_role(Role::Pawn) {
+        let rank = if color == Color::White {
+            sq.rank()
+        } else {
+            7 - sq.rank()
+        } as i32;
+        score += (rank - 1).max(0) * (rank - 1).max(0) * 2;
+    }
+    // Knights and bishops belong in the centre.
+    for sq in own & (board.by_role(Role::Knight) | board.by_role(Role::Bishop)) {
+        let file = sq.file() as i32;
+        let rank = sq.rank() as i32;
+        let centre = 6 - ((2 * file - 7).abs() + (2 * rank - 7).abs()) / 2;
+        score += centre * 4;
+    }
+    // Our pieces next to our king are blast targets.
+    if let Some(king) = board.king_of(color) {
+        score -= (attacks::king_attacks(king) & own).count() as i32 * 6;
+    }
+    score
+}
+
+/// Converts a score in centipawns to a win probability for the side to move.
+pub fn win_probability(cp: i32, scale: f32) -> f32 {
+    if cp >= MATE_BOUND {
+        return 0.98;
+    }
+    if cp <= -MATE_BOUND {
+        return 0.02;
+    }
+    1.0 / (1.0 + (-(cp as f32) / scale).exp())
+}
+
+/// Converts a win probability back to centipawns (for `score cp`).
+pub fn centipawns(probability: f32, scale: f32) -> i32 {
+    let p = probability.clamp(0.0005, 0.9995);
+    ((p / (1.0 - p)).ln() * scale).round() as i32
+}
+
+/// Counts positions visited by the quiescence search (part of the bench signature).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QStats {
+    /// Positions visited.
+    pub nodes: u64,
+}
+
+/// Quiescence search of a leaf whose legal moves are already known: captures with a
+/// non-negative blast balance (all moves when in check), stand pat otherwise.
+pub fn qsearch_root(
+    pos: &Position,
+    moves: &MoveList,
+    params: &SearchParams,
+    stats: &mut QStats,
+) -> i32 {
+    qsearch_moves(
+        pos,
+        moves.as_slice(),
+        -MATE,
+        MATE,
+        params.qsearch_depth,
+        0,
+        params,
+        stats,
+    )
+}
+
+fn qsearch(
+    pos: &Position,
+    alpha: i32,
+    beta: i32,
+    depth: u32,
+    ply: u32,
+    params: &SearchParams,
+    stats: &mut QStats,
+) -> i32 {
+    let moves = pos.legal_moves();
+    qsearch_moves(
+        pos,
+        moves.as_slice(),
+        alpha,
+        beta,
+        depth,
+        ply,
+        params,
+        stats,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn qsearch_moves(
+    pos: &Position,
+    moves: &[Move],
+    mut alpha: i32,
+    beta: i32,
+    depth: u32,
+    ply: u32,
+    params: &SearchParams,
+    stats: &mut QStats,
+) -> i32 {
+    stats.nodes += 1;
+    let in_check = pos.is_check();
+    if moves.is_empty() {
+        return if in_check { -MATE + ply as i32 } else { 0 };
+    }
+    if moves.iter().any(|&m| wins_at_once(pos, m)) {
+        return MATE - ply as i32 - 1;
+    }
+    if pos.board().king_of(pos.turn()).is_none() {
+        return -MATE + ply as i32;
+    }
+    let mut best = -MATE + ply as i32;
+    if !in_check {
+        let stand = static_eval(pos, params);
+        if stand >= beta || depth == 0 {
+            return stand;
+        }
+        alpha = alpha.max(stand);
+        best = stand;
+    } else if depth == 0 {
+        return static_eval(pos, params);
+    }
+    // Candidate moves with their ordering key (blast balance, queen promotions first among quiet).
+    let mut candidates: arrayvec::ArrayVec<(i32, Move), 256> = arrayvec::ArrayVec::new();
+    for &m in moves {
+        let key = if m.is_capture() {
+            blast_balance(pos, m)
+        } else if m.promotion() == Some(Role::Queen) {
+            800
+        } else if in_check {
+            -10_000
+        } else {
+            continue;
+        };
+        if !in_check && key < 0 {
+            continue;
+        }
+        candidates.push((key, m));
+    }
+    candidates.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
+    for (_, m) in candidates {
+        let mut child = *pos;
+        child.play_unchecked(m);
+        let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);
+        if score > best {
+            best = score;
+            if score > alpha {
+                alpha = score;
+                if alpha >= beta {
+                    break;
+                }
+            }
+        }
+    }
+    best
+}
+
+/// Policy priors for `moves` (same order), from cheap atomic knowledge: captures that blow up
+/// the enemy king ≫ captures by blast balance ≫ blast threats and promotions ≫ quiet moves,
+/// with penalties for moving a piece where it can be blown up.
+pub fn priors(pos: &Position, moves: &[Move], params: &SearchParams, out: &mut Vec<f32>) {
+    out.clear();
+    let board = pos.board();
+    let us = pos.turn();
+    let occupied = board.occupied();
+    let our_king = board.king_of(us);
+    let their_king = board.king_of(!us);
+    // Squares whose capture by us would blow up their king.
+    let targets = blast_targets(pos, !us);
+    let their_non_king = board.by_color(!us) & !board.by_role(Role::King);
+    let our_king_zone = our_king.map_or(Bitboard::EMPTY, attacks::king_attacks);
+    let kings_touch = match (our_king, their_king) {
+        (Some(a), Some(b)) => attacks::king_attacks(a).contains(b),
+        _ => false,
+    };
+    let mut max_logit = f32::MIN;
+    for &m in moves {
+        let mut logit = 0.0f32;
+        let role = m.promotion().unwrap_or(m.role());
+        if m.is_capture() {
+            if wins_at_once(pos, m) {
+                logit = 12.0;
+            } else {
+                let balance = blast_balance(pos, m) as f32 / 100.0;
+                logit = 0.5 + (params.prior_capture * balance).clamp(-3.0, 5.0);
+            }
+        } else {
+            let after = (occupied & !m.from().bitboard()) | m.to().bitboard();
+            // A blast threat: after the move the piece attacks a square whose capture blows up
+            // their king.
+            let reach = if role == Role::King {
+                Bitboard::EMPTY
+            } else {
+                piece_attacks(role, us, m.to(), after)
+            };
+            if (reach & targets).any() {
+                logit += params.prior_threat;
+            }
+            if their_king.is_some_and(|k| reach.contains(k)) {
+                logit += params.prior_check;
+            }
+            // Moving where the enemy can take: the piece dies unless their cheapest attacker is
+            // worth more; next to our own king it is a blast target.
+            let attackers = pos.attackers_to(m.to(), !us, after) & their_non_king;
+            if attackers.any() && role != Role::King {
+                let cheapest = attackers
+                    .filter_map(|sq| board.piece_at(sq))
+                    .map(|piece| value(piece.role))
+                    .min()
+                    .unwrap_or(0);
+                let loss = (value(role) - cheapest).max(0) as f32 / 950.0;
+                logit -= params.prior_hanging * loss;
+                if our_king_zone.contains(m.to()) && !kings_touch {
+                    logit -= 2.5;
+                }
+            }
+            if role == Role::King && !m.is_castle() {
+                logit -= 0.3;
+                if their_king.is_some_and(|k| attacks::king_attacks(k).contains(m.to())) {
+                    // Touching kings cannot be blown up by each other's captures.
+                    logit += 1.2;
+                }
+            }
+        }
+        match m.promotion() {
+            Some(Role::Queen) => logit += 2.0,
+            Some(Role::Knight) => logit -= 0.5,
+            Some(_) => logit -= 1.5,
+            None => {}
+        }
+        if m.is_castle() {
+            logit += 0.4;
+        }
+        let logit = logit / params.policy_temperature;
+        max_logit = max_logit.max(logit);
+        out.push(logit);
+    }
+    let mut sum = 0.0;
+    for p in out.iter_mut() {
+        *p = (*p - max_logit).exp();
+        sum += *p;
+    }
+    if sum > 0.0 {
+        for p in out.iter_mut() {
+            *p /= sum;
+        }
+    }
+}

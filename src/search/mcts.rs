@@ -1,0 +1,823 @@
+//! The Monte-Carlo tree search proper.
+//!
+//! One playout: walk down from the root by PUCT, play the moves on a copy of the root position,
+//! stop at a node never evaluated (or a proven one), evaluate it (terminal checks, then the
+//! quiescence search mapped to a win probability; no random playouts), and back the value up.
+//! A node is expanded (its children created with their priors) on its second visit, so leaves
+//! cost one evaluation and no memory.
+//!
+//! The solver: a node whose side to move can blow up the enemy king is a proven win at its first
+//! visit; children that blow up the king are created as proven; mates, stalemates, repetitions,
+//! the fifty-move rule and insufficient material are detected when a node is evaluated; proofs
+//! propagate up in every backup (a child lost for its mover proves the parent won, all children
+//! won for their movers prove it lost). Selection never enters a proven-lost child, the root
+//! plays the shortest proven win at once and a proven loss only when every move is lost.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use atomic_chess::{Color, Game, Move, MoveList, Position};
+
+use super::eval::{self, QStats};
+use super::tree::{Node, NodeId, Proof, ROOT, Tree};
+use super::{Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
+
+/// Interval between periodic `info` reports.
+const INFO_INTERVAL: Duration = Duration::from_secs(1);
+/// The clock is read once per this many playouts.
+const TIME_CHECK_INTERVAL: u64 = 16;
+
+/// Counters of the last search.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// Playouts (the `nodes` of `info`).
+    pub playouts: u64,
+    /// Positions visited: tree expansions, leaf evaluations and quiescence nodes. A signature of
+    /// the search's behaviour (`atomic-bot bench` prints it).
+    pub positions: u64,
+    /// Sum of the playouts' depths.
+    pub depth_sum: u64,
+    /// Deepest playout.
+    pub max_depth: u32,
+    /// Playouts the root already had from earlier searches (tree reuse).
+    pub reused: u64,
+}
+
+/// Holds the tree between searches, so the subtree of the moves actually played is reused.
+pub struct Searcher {
+    config: SearchConfig,
+    tree: Tree,
+    /// The position at the tree's root, if the tree holds a search.
+    root_pos: Option<Position>,
+    rng: u64,
+    multipv: usize,
+    stats: SearchStats,
+    qstats: QStats,
+    /// The tree ran out of memory during this search.
+    full: bool,
+    // Scratch buffers, kept to avoid allocations in the playout loop.
+    path: Vec<NodeId>,
+    keys: Vec<u64>,
+    priors: Vec<f32>,
+    children: Vec<Node>,
+}
+
+impl Searcher {
+    /// A searcher with an empty tree.
+    pub fn new(config: SearchConfig) -> Searcher {
+        Searcher {
+            tree: Tree::new(config.hash_mb),
+            rng: config.seed,
+            config,
+            root_pos: None,
+            multipv: 1,
+            stats: SearchStats::default(),
+            qstats: QStats::default(),
+            full: false,
+            path: Vec::new(),
+            keys: Vec::new(),
+            priors: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Changes the configuration. A new `hash_mb` or new parameters drop the tree.
+    pub fn set_config(&mut self, config: SearchConfig) {
+        if config.hash_mb != self.config.hash_mb {
+            self.tree.resize(config.hash_mb);
+            self.root_pos = None;
+        }
+        if config.params != self.config.params {
+            self.clear();
+        }
+        if config.seed != self.config.seed {
+            self.rng = config.seed;
+        }
+        self.config = config;
+    }
+
+    /// The current configuration.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Number of lines reported at the end of a search (UCI `MultiPV`).
+    pub fn set_multipv(&mut self, lines: usize) {
+        self.multipv = lines.max(1);
+    }
+
+    /// Forgets the tree (a new game).
+    pub fn clear(&mut self) {
+        self.tree.clear();
+        self.root_pos = None;
+        self.rng = self.config.seed;
+    }
+
+    /// Counters of the last search.
+    pub fn stats(&self) -> SearchStats {
+        self.stats
+    }
+
+    /// Playouts the root already had when the last search started (tree reuse).
+    pub fn reused_playouts(&self) -> u64 {
+        self.stats.reused
+    }
+
+    /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
+    /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
+    pub fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let start = Instant::now();
+        let root_pos = *game.position();
+        self.stats = SearchStats::default();
+        self.qstats = QStats::default();
+        self.full = false;
+        self.prepare_root(game);
+        self.stats.reused = u64::from(self.tree.get(ROOT).visits);
+
+        // Repetition keys: the game's reversible history, then the root, then the path.
+        self.keys.clear();
+        self.keys.extend_from_slice(game.history_keys());
+        if self.keys.last() != Some(&root_pos.zobrist()) {
+            self.keys.push(root_pos.zobrist());
+        }
+        let base_keys = self.keys.len();
+
+        let root_moves = root_pos.legal_moves();
+        if root_moves.is_empty() {
+            let proof =
+                if root_pos.is_check() || root_pos.board().king_of(root_pos.turn()).is_none() {
+                    Proof::Loss(0)
+                } else {
+                    Proof::Draw
+                };
+            self.tree.get_mut(ROOT).proof = proof;
+            return self.result(start, on_info, false);
+        }
+        if !self.tree.get(ROOT).is_expanded() {
+            let value = 1.0
+                - eval::win_probability(
+                    eval::qsearch_root(
+                        &root_pos,
+                        &root_moves,
+                        &self.config.params,
+                        &mut self.qstats,
+                    ),
+                    self.config.params.eval_scale,
+                );
+            let root = self.tree.get_mut(ROOT);
+            *root = Node::new(None, 1.0);
+            root.visits = 1;
+            root.q = value;
+            root.minimax = value;
+            // The root always fits: a fresh or at most half-full arena has room for 256 nodes.
+            self.expand(ROOT, &root_pos, &root_moves);
+        }
+        self.refresh(ROOT);
+
+        let ply = (root_pos.fullmove_number().saturating_sub(1)) * 2
+            + u32::from(root_pos.turn() == Color::Black);
+        let randomize = self.config.randomize && ply < self.config.params.random_plies;
+        let single = root_moves.len() == 1;
+        let mut last_info = start;
+        let mut watch = Watch::default();
+        let mut proven_at = None;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if !limits.infinite && (single || self.full || self.root_settled(&mut proven_at)) {
+                break;
+            }
+            if limits.nodes.is_some_and(|n| self.stats.playouts >= n) {
+                break;
+            }
+            if let Some(mate) = limits.mate
+                && let Proof::Win(d) = self.tree.get(ROOT).proof
+                && u32::from(d).div_ceil(2) <= mate
+            {
+                break;
+            }
+            if let Some(depth) = limits.depth
+                && self.stats.playouts > 0
+                && self.stats.depth_sum / self.stats.playouts >= u64::from(depth)
+            {
+                break;
+            }
+            if self.stats.playouts.is_multiple_of(TIME_CHECK_INTERVAL) {
+                let now = Instant::now();
+                if !limits.infinite
+                    && self.out_of_time(limits, now.duration_since(start), &mut watch)
+                {
+                    break;
+                }
+                if now.duration_since(last_info) >= INFO_INTERVAL {
+                    last_info = now;
+                    let info = self.line_info(start, self.best_child(ROOT, None), 1);
+                    on_info(&info);
+                }
+            }
+            if self.full {
+                // Only reached when infinite: nothing more to learn, wait for `stop`.
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
+            self.playout(&root_pos, base_keys);
+        }
+        self.result_with(start, on_info, randomize)
+    }
+
+    /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
+    /// move, ends it at once. A longer proven win keeps searching the unproven root moves for a
+    /// shorter one (selection skips proven root children then) for as many playouts again as the
+    /// proof took, plus a little: a shorter win is both safer and what puzzle suites expect.
+    fn root_settled(&self, proven_at: &mut Option<u64>) -> bool {
+        match self.tree.get(ROOT).proof {
+            Proof::Unknown => false,
+            Proof::Win(d) if d > 1 => {
+                let at = *proven_at.get_or_insert(self.stats.playouts);
+                let open = self
+                    .tree
+                    .get(ROOT)
+                    .child_ids()
+                    .any(|c| self.tree.get(c).proof == Proof::Unknown);
+                !open || self.stats.playouts >= 2 * at + 2000
+            }
+            _ => true,
+        }
+    }
+
+    /// Reuses the subtree of the moves played since the last search, or starts afresh.
+    fn prepare_root(&mut self, game: &Game) {
+        let target = *game.position();
+        let mut reused = false;
+        if let Some(old) = self.root_pos
+            && !self.tree.is_empty()
+        {
+            // Find the old root in the game and follow the moves played since.
+            let mut positions = Vec::with_capacity(game.moves().len() + 1);
+            positions.push(*game.start());
+            for &m in game.moves() {
+                let mut next = positions[positions.len() - 1];
+                next.play_unchecked(m);
+                positions.push(next);
+            }
+            if let Some(index) = positions.iter().rposition(|p| *p == old) {
+                let mut id = ROOT;
+                let mut found = true;
+                for &m in &game.moves()[index..] {
+                    match self
+                        .tree
+                        .get(id)
+                        .child_ids()
+                        .find(|&c| self.tree.get(c).mv == Some(m))
+                    {
+                        Some(child) => id = child,
+                        None => {
+                            found = false;
+                            break;
+                        }
+                    }
+                }
+                if found && self.tree.get(id).visits > 0 {
+                    self.tree.reroot(id);
+                    reused = self.tree.len() * 2 <= self.tree.capacity();
+                }
+            }
+        }
+        if !reused {
+            self.tree.clear();
+        }
+        let root = self.tree.get_mut(ROOT);
+        root.mv = None;
+        if !root.is_expanded() {
+            // A leaf proof (a repetition, say) depended on the old path: search the root afresh.
+            *root = Node::new(None, 1.0);
+        }
+        self.root_pos = Some(target);
+    }
+
+    /// One playout from the root.
+    fn playout(&mut self, root_pos: &Position, base_keys: usize) {
+        let mut pos = *root_pos;
+        self.path.clear();
+        self.path.push(ROOT);
+        self.keys.truncate(base_keys);
+        let mut id = ROOT;
+        let value = loop {
+            let node = *self.tree.get(id);
+            if let Some(exact) = node.proof.value_for_mover()
+                && id != ROOT
+            {
+                break exact;
+            }
+            if node.visits == 0 {
+                break self.evaluate(id, &pos);
+            }
+            if !node.is_expanded() {
+                let moves = pos.legal_moves();
+                if !self.expand(id, &pos, &moves) {
+                    self.full = true;
+                    break node.q;
+                }
+            }
+            let child = self.select(id);
+            let Some(m) = self.tree.get(child).mv else {
+                break node.q;
+            };
+            pos.play_unchecked(m);
+            self.keys.push(pos.zobrist());
+            self.path.push(child);
+            id = child;
+        };
+        let depth = (self.path.len() - 1) as u32;
+        self.stats.playouts += 1;
+        self.stats.depth_sum += u64::from(depth);
+        self.stats.max_depth = self.stats.max_depth.max(depth);
+        self.backup(value);
+    }
+
+    /// First visit of a node: terminal checks, then the quiescence evaluation. Returns the value
+    /// for the player who moved into the node.
+    fn evaluate(&mut self, id: NodeId, pos: &Position) -> f32 {
+        self.stats.positions += 1;
+        let moves = pos.legal_moves();
+        let proof = self.terminal(pos, &moves);
+        let node = self.tree.get_mut(id);
+        if let Some(proof) = proof {
+            node.proof = proof;
+            let exact = proof.value_for_mover().unwrap_or(0.5);
+            node.minimax = exact;
+            return exact;
+        }
+        let cp = eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats);
+        let value = 1.0 - eval::win_probability(cp, self.config.params.eval_scale);
+        self.tree.get_mut(id).minimax = value;
+        value
+    }
+
+    /// The solver's view of a position reached in the tree, if the game is decided there.
+    fn terminal(&self, pos: &Position, moves: &MoveList) -> Option<Proof> {
+        // Repetition (twofold, as Lc0 does): the key seen before since the last irreversible move.
+        let len = self.keys.len();
+        let window = (pos.halfmove_clock() as usize).min(len - 1);
+        if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
+            return Some(Proof::Draw);
+        }
+        if pos.board().king_of(pos.turn()).is_none() {
+            return Some(Proof::Loss(0));
+        }
+        if moves.is_empty() {
+            return Some(if pos.is_check() {
+                Proof::Loss(0)
+            } else {
+                Proof::Draw
+            });
+        }
+        // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
+        if moves
+            .iter()
+            .any(|&m| eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m))
+        {
+            return Some(Proof::Win(1));
+        }
+        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+            return Some(Proof::Draw);
+        }
+        None
+    }
+
+    /// Creates the children of `id`. Returns false if the arena is full.
+    fn expand(&mut self, id: NodeId, pos: &Position, moves: &MoveList) -> bool {
+        self.stats.positions += 1;
+        eval::priors(pos, moves.as_slice(), &self.config.params, &mut self.priors);
+        self.children.clear();
+        for (&m, &prior) in moves.iter().zip(&self.priors) {
+            let mut child = Node::new(Some(m), prior);
+            if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
+                child.proof = Proof::Loss(0);
+                child.minimax = 1.0;
+            }
+            self.children.push(child);
+        }
+        // Highest prior first: deterministic, and the likely moves are scanned first.
+        self.children.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+        if !self.tree.add_children(id, &self.children) {
+            return false;
+        }
+        self.refresh(id);
+        true
+    }
+
+    /// Value of a child in selection, from its mover's (the parent's side to move) view.
+    fn mixed(&self, node: &Node) -> f32 {
+        let w = self.config.params.minimax_weight;
+        (1.0 - w) * node.q + w * node.minimax
+    }
+
+    /// PUCT selection among the children of `id`.
+    fn select(&self, id: NodeId) -> NodeId {
+        let node = self.tree.get(id);
+        let params = &self.config.params;
+        let sqrt_n = (node.visits as f32).sqrt();
+        let parent_value = 1.0 - self.mixed(node);
+        let visited_policy: f32 = node
+            .child_ids()
+            .map(|c| self.tree.get(c))
+            .filter(|c| c.visits > 0)
+            .map(|c| c.prior)
+            .sum();
+        let fpu = parent_value - params.fpu_reduction * visited_policy.sqrt();
+        // A proven root keeps looking for a shorter win among its unproven moves only.
+        let shortening = id == ROOT && matches!(node.proof, Proof::Win(_));
+        let mut best = node.first;
+        let mut best_score = f32::NEG_INFINITY;
+        for cid in node.child_ids() {
+            let child = self.tree.get(cid);
+            if shortening && child.proof != Proof::Unknown {
+                continue;
+            }
+            let q = match child.proof {
+                Proof::Loss(d) => 10.0 - f32::from(d) * 0.01,
+                Proof::Win(_) => continue,
+                Proof::Draw => 0.5,
+                Proof::Unknown if child.visits == 0 => fpu,
+                Proof::Unknown => self.mixed(child),
+            };
+            let score = q + params.cpuct * child.prior * sqrt_n / (1.0 + child.visits as f32);
+            if score > best_score {
+                best_score = score;
+                best = cid;
+            }
+        }
+        best
+    }
+
+    /// Backs `value` (for the player who moved into the leaf) up the path.
+    fn backup(&mut self, value: f32) {
+        let mut v = value;
+        for i in (0..self.path.len()).rev() {
+            let id = self.path[i];
+            let node = self.tree.get_mut(id);
+            node.visits += 1;
+            node.q += (v - node.q) / node.visits as f32;
+            if node.is_expanded() {
+                self.refresh(id);
+            }
+            v = 1.0 - v;
+        }
+    }
+
+    /// Recomputes the minimax value and the proof of an expanded node from its children.
+    fn refresh(&mut self, id: NodeId) {
+        let node = *self.tree.get(id);
+        let mut best: Option<f32> = None;
+        let mut win: Option<u16> = None;
+        let mut longest_loss = 0u16;
+        let mut all_proven = true;
+        let mut any_draw = false;
+        for cid in node.child_ids() {
+            let child = self.tree.get(cid);
+            let value = match child.proof {
+                Proof::Loss(d) => {
+                    win = Some(win.map_or(d + 1, |w| w.min(d + 1)));
+                    Some(1.0)
+                }
+                Proof::Win(d) => {
+                    longest_loss = longest_loss.max(d + 1);
+                    Some(0.0)
+                }
+                Proof::Draw => {
+                    any_draw = true;
+                    Some(0.5)
+                }
+                Proof::Unknown => {
+                    all_proven = false;
+                    (child.visits > 0).then_some(child.minimax)
+                }
+            };
+            if let Some(v) = value {
+                best = Some(best.map_or(v, |b: f32| b.max(v)));
+            }
+        }
+        let proof = match win {
+            Some(d) => Proof::Win(d),
+            None if all_proven && any_draw => Proof::Draw,
+            None if all_proven => Proof::Loss(longest_loss),
+            None => Proof::Unknown,
+        };
+        let node = self.tree.get_mut(id);
+        if let Some(b) = best {
+            node.minimax = 1.0 - b;
+        }
+        node.proof = proof;
+    }
+
+    /// The child to play from `id`: the shortest proven win; otherwise the most visited move
+    /// that is not proven lost (a proven draw if the best alternative looks worse than a draw);
+    /// the longest loss only if every move is lost. With `randomize`, a random pick among
+    /// near-equal moves chosen with the random number `random`.
+    fn best_child(&self, id: NodeId, random: Option<u64>) -> Option<NodeId> {
+        let node = *self.tree.get(id);
+        if !node.is_expanded() {
+            return None;
+        }
+        let children: Vec<NodeId> = node.child_ids().collect();
+        let get = |c: &NodeId| *self.tree.get(*c);
+        let by_visits = |c: &NodeId| {
+            let n = get(c);
+            (n.visits, (self.mixed(&n) * 1e6) as i64)
+        };
+        if let Some(&win) = children
+            .iter()
+            .filter(|c| matches!(get(c).proof, Proof::Loss(_)))
+            .min_by_key(|c| {
+                (
+                    proof_distance(get(c).proof),
+                    std::cmp::Reverse(get(c).visits),
+                )
+            })
+        {
+            return Some(win);
+        }
+        let open: Vec<NodeId> = children
+            .iter()
+            .copied()
+            .filter(|c| !matches!(get(c).proof, Proof::Win(_)))
+            .collect();
+        if open.is_empty() {
+            return children
+                .iter()
+                .copied()
+                .max_by_key(|c| (proof_distance(get(c).proof), get(c).visits));
+        }
+        let mut best = *open.iter().max_by_key(|c| by_visits(c))?;
+        let best_node = get(&best);
+        if best_node.proof != Proof::Draw
+            && self.mixed(&best_node) < 0.47
+            && let Some(&draw) = open.iter().find(|c| get(c).proof == Proof::Draw)
+        {
+            best = draw;
+        }
+        if let Some(random) = random
+            && get(&best).proof == Proof::Unknown
+        {
+            let window = self.config.params.random_window;
+            let best_value = self.mixed(&get(&best));
+            let best_visits = get(&best).visits;
+            let pool: Vec<NodeId> = open
+                .iter()
+                .copied()
+                .filter(|c| {
+                    let n = get(c);
+                    n.proof == Proof::Unknown
+                        && n.visits * 3 >= best_visits
+                        && self.mixed(&n) >= best_value - window
+                })
+                .collect();
+            let total: u64 = pool.iter().map(|c| u64::from(get(c).visits)).sum();
+            if total > 0 {
+                let mut pick = random % total;
+                for c in pool {
+                    let v = u64::from(get(&c).visits);
+                    if pick < v {
+                        best = c;
+                        break;
+                    }
+                    pick -= v;
+                }
+            }
+        }
+        Some(best)
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // SplitMix64: tiny, seedable, good enough for picking among a few moves.
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Principal variation starting with the child `first`.
+    fn pv_from(&self, first: NodeId) -> Vec<Move> {
+        let mut pv = Vec::new();
+        let mut id = first;
+        while let Some(m) = self.tree.get(id).mv {
+            pv.push(m);
+            if pv.len() >= 64 {
+                break;
+            }
+            match self.best_child(id, None) {
+                Some(next)
+                    if self.tree.get(next).visits > 0
+                        || self.tree.get(next).proof != Proof::Unknown =>
+                {
+                    id = next
+                }
+                _ => break,
+            }
+        }
+        pv
+    }
+
+    /// Score of playing the root child `child`, from the root's side to move.
+    fn child_score(&self, child: &Node) -> (Score, f32, (u32, u32, u32)) {
+        match child.proof {
+            Proof::Loss(d) => (Score::Mate(i32::from(d) / 2 + 1), 1.0, (1000, 0, 0)),
+            Proof::Win(d) => (Score::Mate(-(i32::from(d) + 1) / 2), 0.0, (0, 0, 1000)),
+            Proof::Draw => (Score::Cp(0), 0.5, (0, 1000, 0)),
+            Proof::Unknown => {
+                let v = self.mixed(child).clamp(0.0, 1.0);
+                let win = (v * 1000.0).round() as u32;
+                (
+                    Score::Cp(eval::centipawns(v, self.config.params.eval_scale)),
+                    v,
+                    (win, 0, 1000 - win),
+                )
+            }
+        }
+    }
+
+    fn line_info(&self, start: Instant, child: Option<NodeId>, multipv: u32) -> SearchInfo {
+        let elapsed = start.elapsed();
+        let root = *self.tree.get(ROOT);
+        let (score, _, wdl) = match (root.proof, child) {
+            (Proof::Loss(d), _) => (Score::Mate(-(i32::from(d) / 2)), 0.0, (0, 0, 1000)),
+            (Proof::Draw, None) => (Score::Cp(0), 0.5, (0, 1000, 0)),
+            (_, Some(c)) => self.child_score(self.tree.get(c)),
+            (_, None) => (Score::Cp(0), 0.5, (0, 1000, 0)),
+        };
+        let pv = child.map(|c| self.pv_from(c)).unwrap_or_default();
+        let playouts = self.stats.playouts;
+        let micros = elapsed.as_micros().max(1);
+        SearchInfo {
+            depth: (self.stats.depth_sum / playouts.max(1)).max(1) as u32,
+            seldepth: self.stats.max_depth.max(1),
+            nodes: playouts,
+            nps: (u128::from(playouts) * 1_000_000 / micros) as u64,
+            time: elapsed,
+            score,
+            wdl,
+            pv,
+            hashfull: self.tree.permille_full(),
+            multipv,
+        }
+    }
+
+    fn result(
+        &mut self,
+        start: Instant,
+        on_info: &mut dyn FnMut(&SearchInfo),
+        randomize: bool,
+    ) -> SearchResult {
+        self.result_with(start, on_info, randomize)
+    }
+
+    fn result_with(
+        &mut self,
+        start: Instant,
+        on_info: &mut dyn FnMut(&SearchInfo),
+        randomize: bool,
+    ) -> SearchResult {
+        self.stats.positions += self.qstats.nodes;
+        let random = randomize.then(|| self.next_random());
+        let best = self.best_child(ROOT, random);
+        let info = self.line_info(start, best, 1);
+        on_info(&info);
+        if self.multipv > 1 && best.is_some() {
+            let mut others: Vec<NodeId> = self
+                .tree
+                .get(ROOT)
+                .child_ids()
+                .filter(|&c| Some(c) != best)
+                .collect();
+            others.sort_by_key(|&c| {
+                let n = self.tree.get(c);
+                match n.proof {
+                    Proof::Loss(d) => (0, i64::from(d)),
+                    Proof::Win(d) => (2, -i64::from(d)),
+                    _ => (1, -i64::from(n.visits)),
+                }
+            });
+            for (i, c) in others.into_iter().take(self.multipv - 1).enumerate() {
+                let line = self.line_info(start, Some(c), i as u32 + 2);
+                on_info(&line);
+            }
+        }
+        let root = *self.tree.get(ROOT);
+        let win_probability = match (root.proof, best) {
+            (Proof::Win(_), _) => 1.0,
+            (Proof::Loss(_), _) => 0.0,
+            (Proof::Draw, _) => 0.5,
+            (_, Some(c)) => self.child_score(self.tree.get(c)).1,
+            (_, None) => 0.5,
+        };
+        let proven = match root.proof {
+            Proof::Win(d) => Some(Proven::Win(u32::from(d).div_ceil(2))),
+            Proof::Loss(d) => Some(Proven::Loss(u32::from(d) / 2)),
+            Proof::Draw => Some(Proven::Draw),
+            Proof::Unknown => None,
+        };
+        let best_move = best.and_then(|c| self.tree.get(c).mv);
+        let ponder_move = best
+            .and_then(|c| self.best_child(c, None))
+            .and_then(|c| self.tree.get(c).mv);
+        SearchResult {
+            best_move,
+            ponder_move,
+            info,
+            win_probability,
+            proven,
+        }
+    }
+
+    /// Whether the time limits say stop. Stops at `hard`; at `soft` unless the best move is
+    /// unstable (then at `soft · extension`); and early when the most visited move cannot be
+    /// overtaken in the time left.
+    fn out_of_time(&self, limits: &Limits, elapsed: Duration, watch: &mut Watch) -> bool {
+        if limits.hard.is_some_and(|hard| elapsed >= hard) {
+            return true;
+        }
+        let Some(soft) = limits.soft else {
+            return false;
+        };
+        let root = self.tree.get(ROOT);
+        let mut first: Option<Node> = None;
+        let mut second_visits = 0;
+        let mut best_value: Option<Node> = None;
+        for cid in root.child_ids() {
+            let c = *self.tree.get(cid);
+            if matches!(c.proof, Proof::Win(_)) {
+                continue;
+            }
+            match first {
+                Some(f) if c.visits <= f.visits => second_visits = second_visits.max(c.visits),
+                _ => {
+                    second_visits = first.map_or(0, |f| f.visits);
+                    first = Some(c);
+                }
+            }
+        }
+        let Some(first) = first else {
+            return true;
+        };
+        for cid in root.child_ids() {
+            let c = *self.tree.get(cid);
+            if c.proof == Proof::Unknown
+                && c.visits * 10 >= first.visits
+                && best_value.is_none_or(|b| self.mixed(&c) > self.mixed(&b))
+            {
+                best_value = Some(c);
+            }
+        }
+        let value = self.mixed(&first);
+        if watch.reference.is_none() && elapsed >= soft / 4 {
+            watch.reference = Some(value);
+        }
+        let unstable = best_value
+            .is_some_and(|b| b.mv != first.mv && self.mixed(&b) > value + 0.01)
+            || watch.reference.is_some_and(|r| value < r - 0.05);
+        let extension = f64::from(self.config.params.time_extension);
+        let mut target = if unstable {
+            soft.mul_f64(extension)
+        } else {
+            soft
+        };
+        if let Some(hard) = limits.hard {
+            target = target.min(hard);
+        }
+        if elapsed >= target {
+            return true;
+        }
+        // Smart pruning: the leader's margin exceeds the playouts still affordable.
+        if self.stats.playouts >= 256 && elapsed >= soft / 8 && !unstable {
+            let rate = self.stats.playouts as f64 / elapsed.as_secs_f64().max(1e-6);
+            let affordable = rate * (target - elapsed).as_secs_f64();
+            if f64::from(first.visits - second_visits) > affordable {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Time-management memory within one search.
+#[derive(Default)]
+struct Watch {
+    /// The best move's value when a quarter of the soft limit had passed.
+    reference: Option<f32>,
+}
+
+fn proof_distance(proof: Proof) -> u16 {
+    match proof {
+        Proof::Win(d) | Proof::Loss(d) => d,
+        _ => 0,
+    }
+}

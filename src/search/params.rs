@@ -1,0 +1,165 @@
+//! Tunable search parameters, each also a UCI `spin` option so a tuner can reach it.
+//!
+//! Floats are exposed as integers with a fixed scale (for example `CPuct = 130` means 1.30), as
+//! UCI spins are integers.
+
+/// Everything tunable in the search. `Default` holds the tuned values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchParams {
+    /// PUCT exploration constant (values are win probabilities in 0..1).
+    pub cpuct: f32,
+    /// First-play urgency: an unvisited child is valued at its parent's value minus this times
+    /// the square root of the prior mass already visited (Lc0's "reduction" strategy).
+    pub fpu_reduction: f32,
+    /// Softmax temperature of the hand-made policy (higher = flatter priors).
+    pub policy_temperature: f32,
+    /// Weight of the implicit minimax value against the Monte-Carlo mean in selection (0..1).
+    pub minimax_weight: f32,
+    /// Centipawns per logit when a score is mapped to a win probability.
+    pub eval_scale: f32,
+    /// Maximum plies of the leaf quiescence search.
+    pub qsearch_depth: u32,
+    /// Policy logit per pawn of blast balance of a capture.
+    pub prior_capture: f32,
+    /// Policy logit for a move that attacks a piece next to the enemy king (a blast threat).
+    pub prior_threat: f32,
+    /// Policy logit for a direct check.
+    pub prior_check: f32,
+    /// Policy logit penalty for moving a piece to a square the enemy attacks, per queen value.
+    pub prior_hanging: f32,
+    /// Penalty, in centipawns, per blast threat against the side to move at a quiet leaf.
+    pub eval_threat: i32,
+    /// Centipawns per attacked square (mobility).
+    pub eval_mobility: i32,
+    /// With randomisation on, moves whose value is within this of the best may be picked.
+    pub random_window: f32,
+    /// With randomisation on, only moves before this game ply are randomised.
+    pub random_plies: u32,
+    /// Extension factor of the soft time limit when the best move is unstable.
+    pub time_extension: f32,
+}
+
+impl Default for SearchParams {
+    fn default() -> Self {
+        SearchParams {
+            cpuct: 1.3,
+            fpu_reduction: 0.25,
+            policy_temperature: 1.0,
+            minimax_weight: 0.4,
+            eval_scale: 300.0,
+            qsearch_depth: 8,
+            prior_capture: 0.6,
+            prior_threat: 1.5,
+            prior_check: 1.0,
+            prior_hanging: 1.0,
+            eval_threat: 90,
+            eval_mobility: 3,
+            random_window: 0.02,
+            random_plies: 16,
+            time_extension: 2.0,
+        }
+    }
+}
+
+/// One tunable parameter as a UCI spin option.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    /// The UCI option name.
+    pub name: &'static str,
+    /// Smallest allowed spin value.
+    pub min: i64,
+    /// Largest allowed spin value.
+    pub max: i64,
+    /// Spin value = parameter × scale.
+    pub scale: f64,
+    get: fn(&SearchParams) -> f64,
+    set: fn(&mut SearchParams, f64),
+}
+
+impl ParamSpec {
+    /// The parameter's current value as a spin value.
+    pub fn spin(&self, params: &SearchParams) -> i64 {
+        ((self.get)(params) * self.scale).round() as i64
+    }
+
+    /// Sets the parameter from a spin value, clamped to the allowed range.
+    pub fn apply(&self, params: &mut SearchParams, spin: i64) {
+        (self.set)(params, spin.clamp(self.min, self.max) as f64 / self.scale);
+    }
+}
+
+macro_rules! spec {
+    ($name:literal, $field:ident, $min:expr, $max:expr, $scale:expr, $ty:ty) => {
+        ParamSpec {
+            name: $name,
+            min: $min,
+            max: $max,
+            scale: $scale,
+            get: |p| p.$field as f64,
+            set: |p, v| p.$field = v as $ty,
+        }
+    };
+}
+
+/// Every tunable parameter, in the order the UCI front lists them.
+pub const PARAMS: &[ParamSpec] = &[
+    spec!("CPuct", cpuct, 1, 1000, 100.0, f32),
+    spec!("FpuReduction", fpu_reduction, 0, 200, 100.0, f32),
+    spec!(
+        "PolicyTemperature",
+        policy_temperature,
+        10,
+        1000,
+        100.0,
+        f32
+    ),
+    spec!("MinimaxWeight", minimax_weight, 0, 100, 100.0, f32),
+    spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
+    spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
+    spec!("PriorCapture", prior_capture, 0, 500, 100.0, f32),
+    spec!("PriorThreat", prior_threat, 0, 1000, 100.0, f32),
+    spec!("PriorCheck", prior_check, 0, 1000, 100.0, f32),
+    spec!("PriorHanging", prior_hanging, 0, 1000, 100.0, f32),
+    spec!("EvalThreat", eval_threat, 0, 1000, 1.0, i32),
+    spec!("EvalMobility", eval_mobility, 0, 50, 1.0, i32),
+    spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
+    spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
+    spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
+];
+
+/// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).
+pub fn find(name: &str) -> Option<&'static ParamSpec> {
+    PARAMS
+        .iter()
+        .find(|spec| spec.name.eq_ignore_ascii_case(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_inside_their_ranges_and_round_trip() {
+        let defaults = SearchParams::default();
+        for spec in PARAMS {
+            let spin = spec.spin(&defaults);
+            assert!(
+                spec.min <= spin && spin <= spec.max,
+                "{} = {spin}",
+                spec.name
+            );
+            let mut params = defaults.clone();
+            spec.apply(&mut params, spin);
+            assert_eq!(params, defaults, "{}", spec.name);
+        }
+    }
+
+    #[test]
+    fn apply_clamps_and_find_ignores_case() {
+        let mut params = SearchParams::default();
+        let spec = find("cpuct").expect("CPuct exists");
+        spec.apply(&mut params, 100_000);
+        assert_eq!(params.cpuct, 10.0);
+        assert!(find("NoSuchParam").is_none());
+    }
+}

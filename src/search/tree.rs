@@ -1,0 +1,267 @@
+//! The search tree: an arena (`Vec<Node>`) addressed by `u32` ids.
+//!
+//! The children of a node sit in one contiguous block, so a node only stores where its block
+//! starts and how long it is. Nothing is freed during a search; between moves the subtree of the
+//! moves actually played is copied into a fresh arena (`reroot`), which both reuses the work and
+//! compacts the memory. The arena never grows past the capacity set from the `Hash` option.
+
+use atomic_chess::Move;
+
+/// Id of a node in the arena.
+pub type NodeId = u32;
+
+/// The root always has id 0.
+pub const ROOT: NodeId = 0;
+
+/// What the solver knows about a node, from the point of view of the side to move there.
+/// Distances are in plies until the game ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// Not proven.
+    Unknown,
+    /// The side to move wins in this many plies.
+    Win(u16),
+    /// The side to move loses in this many plies (0: the game is already lost).
+    Loss(u16),
+    /// The game is a draw (or already drawn).
+    Draw,
+}
+
+impl Proof {
+    /// The exact value for the player who moved *into* this node (0 = lost, 1 = won).
+    pub fn value_for_mover(self) -> Option<f32> {
+        match self {
+            Proof::Unknown => None,
+            Proof::Win(_) => Some(0.0),
+            Proof::Loss(_) => Some(1.0),
+            Proof::Draw => Some(0.5),
+        }
+    }
+}
+
+/// One node: a position reached by `mv` from its parent. Values are win probabilities from the
+/// point of view of the player who played `mv` (so a parent simply maximises over children).
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    /// The move from the parent (`None` only for a fresh root).
+    pub mv: Option<Move>,
+    /// Id of the first child, meaningful when `children > 0`.
+    pub first: NodeId,
+    /// Number of children; 0 until the node is expanded.
+    pub children: u16,
+    /// Solver state from the point of view of the side to move here.
+    pub proof: Proof,
+    /// Number of playouts through this node.
+    pub visits: u32,
+    /// Mean playout value (Monte-Carlo mean).
+    pub q: f32,
+    /// Implicit minimax value: the leaf evaluation backed up by max/min over children, so that
+    /// a single refutation is not averaged away (Lanctot et al. 2014).
+    pub minimax: f32,
+    /// Prior probability from the policy.
+    pub prior: f32,
+}
+
+impl Node {
+    /// A fresh child node.
+    pub fn new(mv: Option<Move>, prior: f32) -> Node {
+        Node {
+            mv,
+            first: 0,
+            children: 0,
+            proof: Proof::Unknown,
+            visits: 0,
+            q: 0.0,
+            minimax: 0.0,
+            prior,
+        }
+    }
+
+    /// Whether the node has children.
+    pub fn is_expanded(&self) -> bool {
+        self.children > 0
+    }
+
+    /// Ids of the children.
+    pub fn child_ids(&self) -> std::ops::Range<NodeId> {
+        self.first..self.first + NodeId::from(self.children)
+    }
+}
+
+/// The arena.
+#[derive(Debug)]
+pub struct Tree {
+    nodes: Vec<Node>,
+    capacity: usize,
+}
+
+impl Tree {
+    /// An empty tree (only a root) that holds at most `hash_mb` MiB of nodes.
+    pub fn new(hash_mb: usize) -> Tree {
+        let capacity = Self::capacity_for(hash_mb);
+        let mut tree = Tree {
+            nodes: Vec::new(),
+            capacity,
+        };
+        tree.clear();
+        tree
+    }
+
+    /// How many nodes fit into `hash_mb` MiB (at least a few thousand, so a search can always
+    /// expand the root and play).
+    pub fn capacity_for(hash_mb: usize) -> usize {
+        (hash_mb.saturating_mul(1 << 20) / std::mem::size_of::<Node>())
+            .clamp(4096, u32::MAX as usize - 1)
+    }
+
+    /// Maximum number of nodes.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Number of nodes in use.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree holds only an unvisited root.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 1 && self.nodes.first().is_none_or(|root| root.visits == 0)
+    }
+
+    /// Permille of the capacity in use (UCI `hashfull`).
+    pub fn permille_full(&self) -> u32 {
+        (self.nodes.len() as u64 * 1000 / self.capacity as u64).min(1000) as u32
+    }
+
+    /// Drops every node and starts over from a fresh root.
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.nodes.push(Node::new(None, 1.0));
+    }
+
+    /// The node with id `id`.
+    pub fn get(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// The node with id `id`, mutably.
+    pub fn get_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id as usize]
+    }
+
+    /// Appends `children` as the child block of `parent`. Returns `false` (and changes nothing)
+    /// if the arena has no room for them.
+    pub fn add_children(&mut self, parent: NodeId, children: &[Node]) -> bool {
+        if children.is_empty() || self.nodes.len() + children.len() > self.capacity {
+            return false;
+        }
+        if self.nodes.capacity() < self.capacity {
+            // Reserve the whole budget once; untouched pages cost nothing.
+            self.nodes.reserve_exact(self.capacity - self.nodes.len());
+        }
+        let first = self.nodes.len() as NodeId;
+        self.nodes.extend_from_slice(children);
+        let node = self.get_mut(parent);
+        node.first = first;
+        node.children = children.len() as u16;
+        true
+    }
+
+    /// Makes `new_root` the root, keeping its subtree and dropping everything else.
+    pub fn reroot(&mut self, new_root: NodeId) {
+        if new_root == ROOT {
+            return;
+        }
+        let mut fresh = Vec::with_capacity(self.subtree_size(new_root));
+        fresh.push(self.nodes[new_root as usize]);
+        // Breadth-first copy: each copied node's child block is appended in one piece.
+        let mut next = 0;
+        while next < fresh.len() {
+            let node = fresh[next];
+            if node.is_expanded() {
+                let first = fresh.len() as NodeId;
+                fresh.extend_from_slice(
+                    &self.nodes
+                        [node.first as usize..(node.first + NodeId::from(node.children)) as usize],
+                );
+                fresh[next].first = first;
+            }
+            next += 1;
+        }
+        self.nodes = fresh;
+    }
+
+    fn subtree_size(&self, id: NodeId) -> usize {
+        let mut count = 1;
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            let node = self.get(id);
+            count += node.children as usize;
+            stack.extend(node.child_ids());
+        }
+        count
+    }
+
+    /// Changes the capacity (a new `Hash` value); the tree is cleared.
+    pub fn resize(&mut self, hash_mb: usize) {
+        self.capacity = Self::capacity_for(hash_mb);
+        self.nodes = Vec::new();
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_is_small() {
+        assert!(
+            std::mem::size_of::<Node>() <= 40,
+            "{}",
+            std::mem::size_of::<Node>()
+        );
+    }
+
+    #[test]
+    fn capacity_follows_hash() {
+        assert!(Tree::capacity_for(64) * std::mem::size_of::<Node>() <= 64 << 20);
+        assert!(Tree::capacity_for(64) > 1_000_000);
+        assert_eq!(Tree::capacity_for(0), 4096);
+    }
+
+    #[test]
+    fn reroot_keeps_the_subtree() {
+        let mut tree = Tree::new(1);
+        tree.get_mut(ROOT).visits = 10;
+        assert!(tree.add_children(ROOT, &[Node::new(None, 0.5), Node::new(None, 0.5)]));
+        tree.get_mut(2).visits = 7;
+        assert!(tree.add_children(
+            2,
+            &[
+                Node::new(None, 0.1),
+                Node::new(None, 0.2),
+                Node::new(None, 0.7)
+            ]
+        ));
+        tree.get_mut(5).visits = 3;
+        assert!(tree.add_children(1, &[Node::new(None, 1.0)]));
+        tree.reroot(2);
+        assert_eq!(tree.len(), 4);
+        let root = *tree.get(ROOT);
+        assert_eq!(root.visits, 7);
+        let kids: Vec<u32> = root.child_ids().map(|id| tree.get(id).visits).collect();
+        assert_eq!(kids, vec![0, 0, 3]);
+        assert!((tree.get(root.first + 2).prior - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn full_arena_refuses_children() {
+        let mut tree = Tree::new(0);
+        let block = vec![Node::new(None, 0.0); 4095];
+        assert!(tree.add_children(ROOT, &block));
+        assert!(!tree.add_children(1, &[Node::new(None, 0.0)]));
+        assert_eq!(tree.len(), 4096);
+    }
+}

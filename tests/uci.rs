@@ -1,0 +1,369 @@
+//! Conformance: drives the real binary over UCI, as a GUI or match runner would, and checks
+//! the protocol, the rules front (`go perft`, `d`, errors) and short games in which every
+//! `bestmove` must be legal and arrive within its limit.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use atomic_chess::{Game, Position};
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Engine {
+    fn start() -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the engine");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut engine = Engine {
+            child,
+            stdin,
+            lines,
+        };
+        engine.send("uci");
+        engine.expect(|l| l == "uciok", Duration::from_secs(10));
+        engine
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").expect("write to the engine");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Reads lines until one matches; returns every line read (the match last).
+    fn expect(&mut self, pred: impl Fn(&str) -> bool, timeout: Duration) -> Vec<String> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let done = pred(&line);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("timeout; lines so far: {seen:?}"),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("engine exited; lines so far: {seen:?}")
+                }
+            }
+        }
+    }
+
+    fn ready(&mut self) {
+        self.send("isready");
+        self.expect(|l| l == "readyok", Duration::from_secs(10));
+    }
+
+    /// Sends `go ...` and returns the best move and the time it took.
+    fn go(&mut self, args: &str, timeout: Duration) -> (String, Duration) {
+        let start = Instant::now();
+        self.send(&format!("go {args}"));
+        let lines = self.expect(|l| l.starts_with("bestmove"), timeout);
+        let elapsed = start.elapsed();
+        let best = lines
+            .last()
+            .and_then(|l| l.split_whitespace().nth(1))
+            .expect("bestmove <move>")
+            .to_string();
+        (best, elapsed)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+    }
+}
+
+#[test]
+fn handshake_lists_the_options() {
+    let mut engine = Engine::start();
+    engine.send("uci");
+    let lines = engine.expect(|l| l == "uciok", Duration::from_secs(5));
+    assert!(lines.iter().any(|l| l.starts_with("id name ")));
+    assert!(lines.iter().any(|l| l.starts_with("id author ")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "option name UCI_Variant type combo default atomic var atomic")
+    );
+    for name in [
+        "Hash",
+        "Threads",
+        "Move Overhead",
+        "MultiPV",
+        "Ponder",
+        "UCI_ShowWDL",
+        "CPuct",
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("option name {name} type"))),
+            "{name}"
+        );
+    }
+    engine.send("setoption name UCI_Variant value atomic");
+    engine.send("setoption name Hash value 8");
+    engine.ready();
+}
+
+#[test]
+fn perft_display_and_errors() {
+    let mut engine = Engine::start();
+    engine.send("position startpos");
+    engine.send("go perft 3");
+    let lines = engine.expect(|l| l.starts_with("Nodes searched"), Duration::from_secs(10));
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("Nodes searched: 8902")
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains(": ") && !l.starts_with("Nodes"))
+            .count(),
+        20
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "e2e4: 600" || l.starts_with("e2e4: "))
+    );
+
+    engine.send("position startpos moves e2e4");
+    engine.send("d");
+    let lines = engine.expect(|l| l.starts_with("Fen: "), Duration::from_secs(5));
+    let fen = lines.last().expect("Fen line").clone();
+    assert_eq!(
+        fen,
+        "Fen: rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    );
+
+    // Bad input: an error naming the problem, and the previous position stays.
+    for bad in [
+        "position fen not/a/fen w - - 0 1",
+        "position startpos moves e7e5",
+        "position startpos moves e2e4 e7e9",
+        "position fen",
+        "go nodes many",
+        "frobnicate",
+    ] {
+        engine.send(bad);
+        let lines = engine.expect(
+            |l| l.starts_with("info string error"),
+            Duration::from_secs(5),
+        );
+        assert!(
+            lines
+                .last()
+                .is_some_and(|l| l.len() > "info string error: ".len()),
+            "{bad}"
+        );
+    }
+    engine.send("d");
+    let lines = engine.expect(|l| l.starts_with("Fen: "), Duration::from_secs(5));
+    assert_eq!(lines.last(), Some(&fen));
+}
+
+/// Plays one game of the engine against itself; `limit` gives the `go` arguments for the side
+/// to move from the clocks, and the maximum time the answer may take.
+fn play_game(
+    engine: &mut Engine,
+    opening: &[&str],
+    plies: usize,
+    limit: &mut dyn FnMut(&Game) -> (String, Duration),
+) {
+    engine.send("ucinewgame");
+    let mut game = Game::from_uci_moves(Position::startpos(), opening).expect("legal opening");
+    let mut moves: Vec<String> = opening.iter().map(|s| s.to_string()).collect();
+    for _ in 0..plies {
+        if game.outcome().is_some() {
+            break;
+        }
+        engine.send(&format!("position startpos moves {}", moves.join(" ")));
+        let (args, allowed) = limit(&game);
+        let (best, elapsed) = engine.go(&args, allowed + Duration::from_secs(5));
+        assert!(
+            elapsed <= allowed,
+            "go {args}: {best} took {elapsed:?} > {allowed:?}"
+        );
+        let played = game.push_uci(&best);
+        assert!(
+            played.is_ok(),
+            "illegal bestmove {best} after {}",
+            moves.join(" ")
+        );
+        moves.push(best);
+    }
+}
+
+#[test]
+fn games_with_movetime_nodes_and_clocks() {
+    let mut engine = Engine::start();
+    engine.send("setoption name Hash value 16");
+    engine.ready();
+    // Fixed time per move. The answer may be late by scheduling on a loaded machine only.
+    play_game(&mut engine, &["e2e3", "e7e6"], 30, &mut |_| {
+        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+    });
+    // Fixed playouts.
+    play_game(&mut engine, &["g1f3", "d7d5"], 30, &mut |_| {
+        ("nodes 400".to_string(), Duration::from_secs(3))
+    });
+    // Clocks: 3 s each plus 50 ms; the answer must come before our clock runs out.
+    let mut clocks = [Duration::from_millis(3000), Duration::from_millis(3000)];
+    let increment = Duration::from_millis(50);
+    let mut last: Option<(usize, Instant)> = None;
+    play_game(&mut engine, &["b1c3", "b8c6"], 40, &mut |game| {
+        let side = game.moves().len() % 2;
+        if let Some((prev, started)) = last.take() {
+            clocks[prev] = clocks[prev].saturating_sub(started.elapsed()) + increment;
+        }
+        last = Some((side, Instant::now()));
+        (
+            format!(
+                "wtime {} btime {} winc {} binc {}",
+                clocks[0].as_millis(),
+                clocks[1].as_millis(),
+                increment.as_millis(),
+                increment.as_millis()
+            ),
+            clocks[side],
+        )
+    });
+}
+
+#[test]
+fn stop_ends_an_infinite_search_at_once() {
+    let mut engine = Engine::start();
+    engine.send("position startpos moves e2e4 e7e6");
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    engine.ready(); // isready is answered during the search
+    let start = Instant::now();
+    engine.send("stop");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "stop took {:?}",
+        start.elapsed()
+    );
+    let best = lines
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("move")
+        .to_string();
+    let game = Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6"]).expect("legal");
+    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("info depth") && l.contains(" pv "))
+    );
+}
+
+#[test]
+fn ponder_then_ponderhit() {
+    let mut engine = Engine::start();
+    engine.send("setoption name Ponder value true");
+    engine.send("position startpos moves e2e4 e7e6 d2d4");
+    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    engine.send("ponderhit");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    assert!(
+        start.elapsed() < Duration::from_millis(2000),
+        "took {:?}",
+        start.elapsed()
+    );
+    let best = lines
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("move")
+        .to_string();
+    let game =
+        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
+    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+
+    // A ponder search that is stopped still answers.
+    engine.send("go ponder wtime 5000 btime 5000");
+    std::thread::sleep(Duration::from_millis(100));
+    engine.send("stop");
+    engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(2));
+}
+
+#[test]
+fn end_of_input_quits() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start");
+    {
+        let mut stdin = child.stdin.take().expect("stdin");
+        writeln!(stdin, "uci\nposition startpos\ngo infinite").expect("write");
+        // stdin dropped here: end of input.
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            assert!(status.success());
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the engine did not quit on end of input"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn bench_is_deterministic() {
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
+            .args(["bench", "--playouts", "300"])
+            .output()
+            .expect("run bench");
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines()
+            .find(|l| l.starts_with("Nodes searched"))
+            .expect("Nodes searched line")
+            .to_string()
+    };
+    assert_eq!(run(), run());
+}
