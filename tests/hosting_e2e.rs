@@ -14,7 +14,7 @@ use atomic_bot::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLiches
 use atomic_bot::lichess::client::LichessClient;
 use atomic_bot::lichess::model::Event;
 use atomic_bot::lichess::ndjson::Line;
-use atomic_bot::lichess::picker::SimplePickerFactory;
+use atomic_bot::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
 use atomic_bot::lichess::supervisor::{BotError, Supervisor};
 use atomic_bot::metrics::Metrics;
 use secrecy::SecretString;
@@ -79,14 +79,14 @@ struct Bot {
 }
 
 fn start_bot(s: Settings) -> Bot {
+    start_bot_with(s, Arc::new(SimplePickerFactory::default()))
+}
+
+fn start_bot_with(s: Settings, pickers: Arc<dyn PickerFactory>) -> Bot {
     let client = LichessClient::new(&s.lichess, SecretString::from(BOT_TOKEN)).expect("client");
     let metrics = client.metrics().clone();
     let stop = CancellationToken::new();
-    let sup = Supervisor::new(
-        Arc::new(s),
-        client,
-        Arc::new(SimplePickerFactory::default()),
-    );
+    let sup = Supervisor::new(Arc::new(s), client, pickers);
     let task = tokio::spawn(sup.run(stop.clone()));
     Bot {
         stop,
@@ -223,7 +223,10 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
     let fake = fake().await;
     let hb_dir = temp_dir("eval");
     let heartbeat = hb_dir.join("hb");
-    let bot = start_bot(settings(&fake.url(), heartbeat.clone()));
+    // The real MCTS search, briefly: `!eval` then reports its score, nodes and line.
+    let mut s = settings(&fake.url(), heartbeat.clone());
+    s.game.first_move_think_ms = 300;
+    let bot = start_bot_with(s, Arc::new(SearcherFactory::default()));
     assert!(
         fake.wait_until(T, |f| f.event_stream_connections("atomicbot") > 0)
             .await,
@@ -270,10 +273,9 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
         r#"{"type":"chatLine","room":"player","username":"Human1","text":"!eval"}"#,
     );
     assert!(
-        fake.wait_until(T, |f| f
-            .chat(&id)
-            .iter()
-            .any(|(u, t)| u == "atomicbot" && t.starts_with("Eval")))
+        fake.wait_until(T, |f| f.chat(&id).iter().any(|(u, t)| u == "atomicbot"
+            && t.starts_with("Eval")
+            && t.contains(" nodes. PV: ")))
             .await,
         "an !eval reply: {:?}",
         fake.chat(&id)

@@ -192,6 +192,8 @@ impl MovePicker for SimplePicker {
 /// The MCTS search as a [`MovePicker`].
 pub struct SearcherPicker {
     searcher: Searcher,
+    /// The last search's score, line and size, for `!eval` and the game summary.
+    last: Option<crate::lichess::chat_commands::EvalReport>,
 }
 
 impl SearcherPicker {
@@ -199,6 +201,7 @@ impl SearcherPicker {
     pub fn new(config: SearchConfig) -> Self {
         Self {
             searcher: Searcher::new(config),
+            last: None,
         }
     }
 }
@@ -218,6 +221,7 @@ impl MovePicker for SearcherPicker {
             ..Limits::default()
         };
         let result = self.searcher.search(game, &limits, stop, &mut |_| {});
+        self.last = Some(eval_report(&result));
         Some(Pick {
             mv: result.best_move?,
             win_probability: result.win_probability,
@@ -239,6 +243,27 @@ impl MovePicker for SearcherPicker {
 
     fn new_game(&mut self) {
         self.searcher.clear();
+        self.last = None;
+    }
+
+    fn last_eval(&self) -> Option<crate::lichess::chat_commands::EvalReport> {
+        self.last.clone()
+    }
+}
+
+/// The chat/summary view of a search result.
+fn eval_report(result: &search::SearchResult) -> crate::lichess::chat_commands::EvalReport {
+    use crate::lichess::chat_commands::{EvalReport, EvalScore};
+    let info = &result.info;
+    EvalReport {
+        score: Some(match info.score {
+            search::Score::Cp(cp) => EvalScore::Cp(cp),
+            search::Score::Mate(n) => EvalScore::Mate(n),
+        }),
+        win_probability: Some(result.win_probability),
+        pv: info.pv.iter().map(ToString::to_string).collect(),
+        nodes: info.nodes,
+        depth: info.depth,
     }
 }
 
