@@ -1,7 +1,15 @@
 //! atomic-bot: an Atomic chess engine and lichess bot.
 //!
-//! Layers point one way: the rules (`atomic_chess`) ← [`search`] ← [`uci`] (and the lichess
-//! client) ← `main`.
+//! Layers point one way: the rules (`atomic_chess`) ← [`search`] ← [`uci`] and [`lichess`]
+//! (which never import each other) ← `main`. [`config`] and [`fakelichess`] (the local
+//! lichess-compatible server used by `atomic-bot demo` and the tests) belong to the bot side.
 
+pub mod config;
+pub mod fakelichess;
+pub mod heartbeat;
+pub mod hosting;
+pub mod lichess;
+pub mod metrics;
 pub mod search;
+pub mod telemetry;
 pub mod uci;

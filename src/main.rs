@@ -4,9 +4,13 @@
 //! engines without arguments).
 
 use std::io::BufReader;
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use atomic_bot::hosting;
+use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
 use atomic_bot::uci::{self, Output};
 
@@ -31,14 +35,57 @@ enum Mode {
         #[arg(long, default_value_t = uci::bench::DEFAULT_PLAYOUTS)]
         playouts: u64,
     },
+    /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
+    Lichess(app::LichessArgs),
+    /// Play one game offline against a built-in opponent on a local lichess-compatible server.
+    Demo(app::DemoArgs),
+    /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
+    Upgrade(app::UpgradeArgs),
+    /// Validate a configuration file and print the effective configuration (token redacted).
+    CheckConfig {
+        /// The TOML file (ATOMIC_BOT_* environment overrides are applied on top).
+        file: PathBuf,
+    },
+    /// Exit 0 if the event-stream heartbeat is fresh, 1 if stale or missing (Docker HEALTHCHECK).
+    Healthcheck {
+        /// Configuration file (for `heartbeat.path` and `heartbeat.max_age_s`).
+        #[arg(long, env = "ATOMIC_BOT_CONFIG")]
+        config: Option<PathBuf>,
+        /// Check this heartbeat file instead of `heartbeat.path`.
+        #[arg(long)]
+        file: Option<PathBuf>,
+    },
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = || Output::new(Box::new(std::io::stdout()));
     match cli.command.unwrap_or(Mode::Uci) {
         Mode::Uci => uci::run(BufReader::new(std::io::stdin()), stdout()),
         Mode::Bench { playouts } => uci::bench::run(&stdout(), &SearchConfig::default(), playouts),
+        Mode::Lichess(args) => return app::lichess(args),
+        Mode::Demo(args) => return app::demo(args),
+        Mode::Upgrade(args) => return app::upgrade(args),
+        Mode::CheckConfig { file } => {
+            let env = std::env::vars().collect();
+            return report(hosting::check_config(&file, &env));
+        }
+        Mode::Healthcheck { config, file } => {
+            let source = atomic_bot::config::ConfigSource::from_cli(config);
+            let now = std::time::SystemTime::now();
+            return report(hosting::healthcheck(&source, file, now));
+        }
     }
-    Ok(())
+    ExitCode::SUCCESS
+}
+
+/// Prints a command's text (stdout on success, stderr on failure) and turns its code into the
+/// exit status.
+fn report(out: hosting::Outcome) -> ExitCode {
+    if out.code == 0 {
+        print!("{}", out.text);
+    } else {
+        eprint!("{}", out.text);
+    }
+    ExitCode::from(u8::try_from(out.code).unwrap_or(1))
 }

@@ -346,7 +346,8 @@ impl Searcher {
     /// for the player who moved into the node.
     fn evaluate(&mut self, id: NodeId, pos: &Position) -> f32 {
         self.stats.positions += 1;
-        let proof = self.terminal(pos);
+        let moves = pos.legal_moves();
+        let proof = self.terminal(pos, &moves);
         let node = self.tree.get_mut(id);
         if let Some(proof) = proof {
             node.proof = proof;
@@ -354,7 +355,6 @@ impl Searcher {
             node.minimax = exact;
             return exact;
         }
-        let moves = pos.legal_moves();
         let cp = eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats);
         let value = 1.0 - eval::win_probability(cp, self.config.params.eval_scale);
         self.tree.get_mut(id).minimax = value;
@@ -362,7 +362,7 @@ impl Searcher {
     }
 
     /// The solver's view of a position reached in the tree, if the game is decided there.
-    fn terminal(&self, pos: &Position) -> Option<Proof> {
+    fn terminal(&self, pos: &Position, moves: &MoveList) -> Option<Proof> {
         // Repetition (twofold, as Lc0 does): the key seen before since the last irreversible move.
         let len = self.keys.len();
         let window = (pos.halfmove_clock() as usize).min(len - 1);
@@ -372,7 +372,6 @@ impl Searcher {
         if pos.board().king_of(pos.turn()).is_none() {
             return Some(Proof::Loss(0));
         }
-        let moves = pos.legal_moves();
         if moves.is_empty() {
             return Some(if pos.is_check() {
                 Proof::Loss(0)

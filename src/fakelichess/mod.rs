@@ -1,0 +1,383 @@
+//! A local lichess-compatible server speaking the Bot API subset the bot uses (API.md §2-4),
+//! with real clocks. `atomic-bot demo` runs the bot against it offline, and the end-to-end
+//! tests use it on `127.0.0.1:0`.
+//!
+//! What it implements: bearer-token accounts, `/api/account`, account upgrade,
+//! `/api/account/playing`, the event stream (one per account, a new one closes the old one;
+//! `gameStart`/`challenge` replayed on connect; keep-alive blank lines), game streams
+//! (`gameFull` first, a `gameState` with the whole move list on every change, closed after the
+//! final state), moves validated by `atomic-chess` (castling emitted king-takes-rook like
+//! lichess today, both spellings accepted), clocks with increment that start after both first
+//! moves, the first-move deadline (abort), flagging, draw and takeback offers, abort, resign,
+//! claim-victory, chat, challenge create/accept/decline/cancel.
+//!
+//! For tests it can also inject raw lines, cut or silence streams, make an endpoint answer
+//! with a given status a number of times, and record every request. The in-process control
+//! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
+//! HTTP handlers.
+
+mod state;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State as AxState;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use state::{Castling, ChallengeSpec, GameSnapshot, RequestRecord};
+use state::{Inner, Reply};
+
+/// One account of the fake server.
+#[derive(Clone, Debug)]
+pub struct FakeAccount {
+    /// Lowercase id.
+    pub id: String,
+    /// Display name.
+    pub username: String,
+    /// Bearer token.
+    pub token: String,
+    /// Bot account (title `BOT`).
+    pub bot: bool,
+}
+
+impl FakeAccount {
+    /// An account whose id is the lowercase username.
+    pub fn new(username: &str, token: &str, bot: bool) -> Self {
+        Self {
+            id: username.to_lowercase(),
+            username: username.into(),
+            token: token.into(),
+            bot,
+        }
+    }
+}
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct FakeConfig {
+    /// Accounts.
+    pub accounts: Vec<FakeAccount>,
+    /// Keep-alive period of streams (lichess: 6-7 s).
+    pub keepalive: Duration,
+    /// A game without both first moves after this long is aborted.
+    pub first_move_timeout: Duration,
+    /// How castling is written in move lists.
+    pub castling: Castling,
+}
+
+impl Default for FakeConfig {
+    fn default() -> Self {
+        Self {
+            accounts: Vec::new(),
+            keepalive: Duration::from_secs(6),
+            first_move_timeout: Duration::from_secs(25),
+            castling: Castling::KingTakesRook,
+        }
+    }
+}
+
+/// A running fake server; stops when dropped or on [`FakeLichess::stop`].
+pub struct FakeLichess {
+    addr: SocketAddr,
+    shared: Arc<Mutex<Inner>>,
+    stop: CancellationToken,
+}
+
+impl Drop for FakeLichess {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl FakeLichess {
+    /// Starts on `127.0.0.1:0`.
+    pub async fn start(config: FakeConfig) -> std::io::Result<FakeLichess> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on(listener, config)
+    }
+
+    /// Starts on a bound listener.
+    pub fn start_on(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeLichess> {
+        let addr = listener.local_addr()?;
+        let keepalive = config.keepalive;
+        let shared = Arc::new(Mutex::new(Inner::new(config)));
+        let stop = CancellationToken::new();
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let s = stop.clone();
+        tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(s.cancelled_owned());
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "fake lichess stopped");
+            }
+        });
+        // Keep-alives and clocks.
+        let (s2, sh2) = (stop.clone(), shared.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(25));
+            let mut last_keepalive = tokio::time::Instant::now();
+            loop {
+                tokio::select! {
+                    _ = s2.cancelled() => break,
+                    _ = tick.tick() => {}
+                }
+                let keep = last_keepalive.elapsed() >= keepalive;
+                if keep {
+                    last_keepalive = tokio::time::Instant::now();
+                }
+                if let Ok(mut inner) = sh2.lock() {
+                    inner.tick(keep);
+                }
+            }
+            if let Ok(mut inner) = sh2.lock() {
+                inner.close_all();
+            }
+        });
+        Ok(FakeLichess { addr, shared, stop })
+    }
+
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server (streams end).
+    pub fn stop(&self) {
+        self.stop.cancel();
+        self.with(|i| i.close_all());
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
+        let mut guard = match self.shared.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        f(&mut guard)
+    }
+
+    /// `from` challenges `to` (as `POST /api/challenge/{to}`); returns the challenge id.
+    pub fn challenge(&self, from: &str, to: &str, spec: &ChallengeSpec) -> Result<String, String> {
+        self.with(|i| i.create_challenge(from, to, spec))
+    }
+
+    /// Cancels a challenge (as its challenger).
+    pub fn cancel_challenge(&self, id: &str) -> Result<(), String> {
+        self.with(|i| i.cancel_challenge(id))
+    }
+
+    /// Status of a challenge and its decline reason key (lowercase, as lichess reports it).
+    pub fn challenge_status(&self, id: &str) -> Option<(String, Option<String>)> {
+        self.with(|i| i.challenge_status(id))
+    }
+
+    /// `user` plays `uci` in `game` (as `POST .../move/{uci}`).
+    pub fn play(&self, game: &str, user: &str, uci: &str) -> Result<(), String> {
+        self.with(|i| i.play(game, user, uci, None))
+    }
+
+    /// `user` offers a draw (`true`) or declines one.
+    pub fn draw(&self, game: &str, user: &str, yes: bool) -> Result<(), String> {
+        self.with(|i| i.draw(game, user, yes))
+    }
+
+    /// `user` proposes (or accepts) a takeback.
+    pub fn takeback(&self, game: &str, user: &str, yes: bool) -> Result<(), String> {
+        self.with(|i| i.takeback(game, user, yes))
+    }
+
+    /// `user` resigns.
+    pub fn resign(&self, game: &str, user: &str) -> Result<(), String> {
+        self.with(|i| i.resign(game, user))
+    }
+
+    /// Tells the other player that `user` left; the win may be claimed after `claim_in`.
+    pub fn opponent_gone(&self, game: &str, user: &str, claim_in: Duration) -> Result<(), String> {
+        self.with(|i| i.opponent_gone(game, user, claim_in))
+    }
+
+    /// A raw line to `user`'s event stream (newline added).
+    pub fn push_event_line(&self, user: &str, line: &str) {
+        self.with(|i| i.push_event_line(user, line));
+    }
+
+    /// A raw line to every stream of `game` (newline added).
+    pub fn push_game_line(&self, game: &str, line: &str) {
+        self.with(|i| i.push_game_line(game, line));
+    }
+
+    /// Cuts every open stream abruptly.
+    pub fn cut_streams(&self) {
+        self.with(|i| i.cut_streams());
+    }
+
+    /// The next `n` event-stream connections send nothing at all (not even keep-alives).
+    pub fn silence_next_event_streams(&self, n: usize) {
+        self.with(|i| i.silent_event_streams += n);
+    }
+
+    /// The next `times` requests to `endpoint` get `status` with `body`. Endpoint names:
+    /// `account`, `upgrade`, `playing`, `event_stream`, `game_stream`, `move`, `chat`, `abort`,
+    /// `resign`, `draw`, `takeback`, `claim`, `accept`, `decline`, `challenge`, `cancel`.
+    pub fn fail_next(&self, endpoint: &str, status: u16, body: &str, times: usize) {
+        self.with(|i| i.fail_next(endpoint, status, body, times));
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.with(|i| i.requests.clone())
+    }
+
+    /// Chat lines of a game (`(user, text)`).
+    pub fn chat(&self, game: &str) -> Vec<(String, String)> {
+        self.with(|i| i.chat_of(game))
+    }
+
+    /// A game's current state.
+    pub fn game(&self, id: &str) -> Option<GameSnapshot> {
+        self.with(|i| i.snapshot(id))
+    }
+
+    /// Ids of all games.
+    pub fn game_ids(&self) -> Vec<String> {
+        self.with(|i| i.game_ids())
+    }
+
+    /// Games of `user` that are running (neither finished nor aborted).
+    pub fn running_games(&self, user: &str) -> usize {
+        self.with(|i| i.running_games(user))
+    }
+
+    /// How many event-stream connections `user` opened.
+    pub fn event_stream_connections(&self, user: &str) -> usize {
+        self.with(|i| i.event_connects.get(user).copied().unwrap_or(0))
+    }
+
+    /// Waits until the game is over (or `timeout`).
+    pub async fn wait_game_over(&self, id: &str, timeout: Duration) -> Option<GameSnapshot> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.game(id)
+                && s.is_over()
+            {
+                return Some(s);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until `cond` holds on the server state (or `timeout`); returns whether it did.
+    pub async fn wait_until(
+        &self,
+        timeout: Duration,
+        mut cond: impl FnMut(&FakeLichess) -> bool,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if cond(self) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// The single handler: auth, fault injection, request log, then routing by path.
+async fn handle(
+    AxState(shared): AxState<Arc<Mutex<Inner>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let ua = headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let form: Vec<(String, String)> = serde_urlencode(&body);
+    let query: Vec<(String, String)> = serde_urlencode(uri.query().unwrap_or("").as_bytes());
+    let reply = {
+        let mut inner = match shared.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        inner.route(&method, uri.path(), token.as_deref(), &ua, &form, &query)
+    };
+    match reply {
+        Reply::Json(status, v) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            [("content-type", "application/json")],
+            v.to_string(),
+        )
+            .into_response(),
+        Reply::Raw(status, text) => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            [("content-type", "text/html")],
+            text,
+        )
+            .into_response(),
+        Reply::Stream(rx, cut) => {
+            use futures_util::StreamExt;
+            let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
+                .map(Ok::<Bytes, std::convert::Infallible>)
+                .take_until(cut.cancelled_owned());
+            (
+                StatusCode::OK,
+                [("content-type", "application/x-ndjson")],
+                Body::from_stream(stream),
+            )
+                .into_response()
+        }
+    }
+}
+
+fn serde_urlencode(raw: &[u8]) -> Vec<(String, String)> {
+    String::from_utf8_lossy(raw)
+        .split('&')
+        .filter(|s| !s.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,1144 @@
+//! State and rules of the fake server. Everything runs under one mutex, never across an await.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use atomic_chess::{Color, Game, Position, Termination};
+use axum::body::Bytes;
+use axum::http::Method;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{FakeAccount, FakeConfig};
+
+/// How castling is written in the move lists the server sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Castling {
+    /// `e1h1` (lichess since Sept 2025 for Atomic).
+    KingTakesRook,
+    /// `e1g1` (older lichess).
+    KingTwoSquares,
+}
+
+/// A challenge to create.
+#[derive(Clone, Debug)]
+pub struct ChallengeSpec {
+    /// Rated game.
+    pub rated: bool,
+    /// Clock `(limit seconds, increment seconds)`.
+    pub clock: Option<(u32, u32)>,
+    /// Correspondence days per move (when `clock` is `None`).
+    pub days: Option<u32>,
+    /// Variant key.
+    pub variant: String,
+    /// Colour the challenger wants: `white`, `black` or `random`.
+    pub color: String,
+}
+
+impl Default for ChallengeSpec {
+    fn default() -> Self {
+        Self {
+            rated: false,
+            clock: Some((60, 1)),
+            days: None,
+            variant: "atomic".into(),
+            color: "random".into(),
+        }
+    }
+}
+
+/// One request seen by the server.
+#[derive(Clone, Debug)]
+pub struct RequestRecord {
+    /// `GET`/`POST`.
+    pub method: String,
+    /// Path and nothing else (no query, no headers, no token).
+    pub path: String,
+    /// Endpoint kind (see `FakeLichess::fail_next`).
+    pub endpoint: String,
+    /// Authenticated user id.
+    pub user: Option<String>,
+    /// The User-Agent header.
+    pub user_agent: String,
+    /// Status answered.
+    pub status: u16,
+    /// When it arrived.
+    pub at: Instant,
+}
+
+/// A game as the server sees it.
+#[derive(Clone, Debug)]
+pub struct GameSnapshot {
+    /// Id.
+    pub id: String,
+    /// White's user id.
+    pub white: String,
+    /// Black's user id.
+    pub black: String,
+    /// Moves as sent in streams.
+    pub moves: Vec<String>,
+    /// Status name.
+    pub status: String,
+    /// Winner colour.
+    pub winner: Option<String>,
+    /// Remaining ms.
+    pub wtime: i64,
+    /// Remaining ms.
+    pub btime: i64,
+}
+
+impl GameSnapshot {
+    /// Anything but `started`.
+    pub fn is_over(&self) -> bool {
+        self.status != "started"
+    }
+}
+
+pub(crate) enum Reply {
+    Json(u16, Value),
+    Raw(u16, String),
+    Stream(mpsc::UnboundedReceiver<Bytes>, CancellationToken),
+}
+
+type Res<T> = Result<T, (u16, String)>;
+
+struct Conn {
+    user: String,
+    ua: String,
+    tx: mpsc::UnboundedSender<Bytes>,
+    cut: CancellationToken,
+    silent: bool,
+}
+
+impl Conn {
+    fn send(&self, line: &str) -> bool {
+        if self.silent {
+            return !self.tx.is_closed();
+        }
+        let mut b = line.as_bytes().to_vec();
+        b.push(b'\n');
+        self.tx.send(Bytes::from(b)).is_ok()
+    }
+}
+
+struct ChallengeRec {
+    id: String,
+    from: String,
+    to: String,
+    spec: ChallengeSpec,
+    status: String,
+    decline_key: Option<String>,
+    /// The challenger's colour.
+    challenger_color: Color,
+}
+
+struct GameRec {
+    id: String,
+    white: String,
+    black: String,
+    rated: bool,
+    clock: Option<(i64, i64)>,
+    speed: String,
+    created_at: i64,
+    moves: Vec<String>,
+    game: Game,
+    status: String,
+    winner: Option<Color>,
+    wtime: i64,
+    btime: i64,
+    inc: i64,
+    last_change: Instant,
+    draw_offer: Option<Color>,
+    takeback_offer: Option<Color>,
+    gone: Option<(String, Instant)>,
+    subs: Vec<Conn>,
+    chat: Vec<(String, String)>,
+}
+
+impl GameRec {
+    fn color_of(&self, user: &str) -> Option<Color> {
+        if self.white == user {
+            Some(Color::White)
+        } else if self.black == user {
+            Some(Color::Black)
+        } else {
+            None
+        }
+    }
+
+    fn player(&self, c: Color) -> &str {
+        match c {
+            Color::White => &self.white,
+            Color::Black => &self.black,
+        }
+    }
+
+    fn clock_running(&self) -> bool {
+        self.status == "started" && self.moves.len() >= 2 && self.clock.is_some()
+    }
+
+    /// Remaining times now (the side to move's clock runs).
+    fn times(&self) -> (i64, i64) {
+        let (mut w, mut b) = (self.wtime, self.btime);
+        if self.clock_running() {
+            let e = self.last_change.elapsed().as_millis() as i64;
+            match self.game.position().turn() {
+                Color::White => w -= e,
+                Color::Black => b -= e,
+            }
+        }
+        (w.max(0), b.max(0))
+    }
+
+    fn state_json(&self) -> Value {
+        let (w, b) = self.times();
+        let mut v = json!({
+            "type": "gameState",
+            "moves": self.moves.join(" "),
+            "wtime": w, "btime": b, "winc": self.inc, "binc": self.inc,
+            "status": self.status,
+        });
+        if let Some(c) = self.winner {
+            v["winner"] = json!(color_name(c));
+        }
+        match self.draw_offer {
+            Some(Color::White) => v["wdraw"] = json!(true),
+            Some(Color::Black) => v["bdraw"] = json!(true),
+            None => {}
+        }
+        match self.takeback_offer {
+            Some(Color::White) => v["wtakeback"] = json!(true),
+            Some(Color::Black) => v["btakeback"] = json!(true),
+            None => {}
+        }
+        v
+    }
+
+    fn is_over(&self) -> bool {
+        self.status != "started"
+    }
+
+    fn broadcast(&mut self, line: &str) {
+        self.subs.retain(|c| c.send(line));
+    }
+}
+
+fn color_name(c: Color) -> &'static str {
+    match c {
+        Color::White => "white",
+        Color::Black => "black",
+    }
+}
+
+fn speed_of(clock: Option<(u32, u32)>, days: Option<u32>) -> &'static str {
+    match (clock, days) {
+        (Some((l, i)), _) => {
+            let est = u64::from(l) + 40 * u64::from(i);
+            if est < 30 {
+                "ultraBullet"
+            } else if est < 180 {
+                "bullet"
+            } else if est < 480 {
+                "blitz"
+            } else if est < 1500 {
+                "rapid"
+            } else {
+                "classical"
+            }
+        }
+        (None, Some(_)) => "correspondence",
+        (None, None) => "unlimited",
+    }
+}
+
+fn variant_json(key: &str) -> Value {
+    let mut chars = key.chars();
+    let name = match chars.next() {
+        Some(c) => c.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    };
+    json!({"key": key, "name": name})
+}
+
+fn err<T>(status: u16, text: &str) -> Res<T> {
+    Err((status, text.to_owned()))
+}
+
+pub(crate) struct Inner {
+    config: FakeConfig,
+    event_conns: HashMap<String, Conn>,
+    pub(crate) event_connects: HashMap<String, usize>,
+    pub(crate) silent_event_streams: usize,
+    challenges: HashMap<String, ChallengeRec>,
+    games: HashMap<String, GameRec>,
+    game_order: Vec<String>,
+    faults: HashMap<String, VecDeque<(u16, String)>>,
+    pub(crate) requests: Vec<RequestRecord>,
+    rng: u64,
+}
+
+impl Inner {
+    pub(crate) fn new(config: FakeConfig) -> Self {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        Self {
+            config,
+            event_conns: HashMap::new(),
+            event_connects: HashMap::new(),
+            silent_event_streams: 0,
+            challenges: HashMap::new(),
+            games: HashMap::new(),
+            game_order: Vec::new(),
+            faults: HashMap::new(),
+            requests: Vec::new(),
+            rng: seed | 1,
+        }
+    }
+
+    fn rand(&mut self) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    fn new_id(&mut self) -> String {
+        const A: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        loop {
+            let mut x = self.rand();
+            let id: String = (0..8)
+                .map(|_| {
+                    let c = A[(x % A.len() as u64) as usize] as char;
+                    x /= A.len() as u64;
+                    c
+                })
+                .collect();
+            if !self.games.contains_key(&id) && !self.challenges.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn account(&self, id: &str) -> Option<&FakeAccount> {
+        self.config
+            .accounts
+            .iter()
+            .find(|a| a.id == id.to_lowercase())
+    }
+
+    fn user_json(&self, id: &str) -> Value {
+        match self.account(id) {
+            Some(a) => json!({"id": a.id, "name": a.username,
+                "title": if a.bot { json!("BOT") } else { Value::Null }, "rating": 1500}),
+            None => json!({"id": id, "name": id, "title": null, "rating": 1500}),
+        }
+    }
+
+    pub(crate) fn fail_next(&mut self, endpoint: &str, status: u16, body: &str, times: usize) {
+        let q = self.faults.entry(endpoint.to_owned()).or_default();
+        for _ in 0..times {
+            q.push_back((status, body.to_owned()));
+        }
+    }
+
+    /// Routes one request; records it.
+    pub(crate) fn route(
+        &mut self,
+        method: &Method,
+        path: &str,
+        token: Option<&str>,
+        ua: &str,
+        form: &[(String, String)],
+        query: &[(String, String)],
+    ) -> Reply {
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let get = *method == Method::GET;
+        let post = *method == Method::POST;
+        let endpoint = match segs.as_slice() {
+            ["api", "account"] if get => "account",
+            ["api", "bot", "account", "upgrade"] if post => "upgrade",
+            ["api", "account", "playing"] if get => "playing",
+            ["api", "stream", "event"] if get => "event_stream",
+            ["api", "bot", "game", "stream", _] if get => "game_stream",
+            ["api", "bot", "game", _, "move", _] if post => "move",
+            ["api", "bot", "game", _, "chat"] if post => "chat",
+            ["api", "bot", "game", _, "abort"] if post => "abort",
+            ["api", "bot", "game", _, "resign"] if post => "resign",
+            ["api", "bot", "game", _, "draw", _] if post => "draw",
+            ["api", "bot", "game", _, "takeback", _] if post => "takeback",
+            ["api", "bot", "game", _, "claim-victory"] if post => "claim",
+            ["api", "challenge", _, "accept"] if post => "accept",
+            ["api", "challenge", _, "decline"] if post => "decline",
+            ["api", "challenge", _, "cancel"] if post => "cancel",
+            ["api", "challenge", _] if post => "challenge",
+            ["api", "bot", "online"] if get => "online",
+            _ => "unknown",
+        };
+        let user = token.and_then(|t| {
+            self.config
+                .accounts
+                .iter()
+                .find(|a| a.token == t)
+                .map(|a| a.id.clone())
+        });
+        let reply = match (&user, endpoint) {
+            (_, "unknown") => Reply::Json(404, json!({"error": "Not found."})),
+            (None, _) => Reply::Json(401, json!({"error": "No such token"})),
+            (Some(u), _) => {
+                let fault = self.faults.get_mut(endpoint).and_then(|q| q.pop_front());
+                match fault {
+                    Some((status, body)) => {
+                        if serde_json::from_str::<Value>(&body).is_ok() {
+                            Reply::Json(status, serde_json::from_str(&body).unwrap_or(Value::Null))
+                        } else {
+                            Reply::Raw(status, body)
+                        }
+                    }
+                    None => {
+                        let u = u.clone();
+                        self.dispatch(endpoint, &segs, &u, ua, form, query)
+                    }
+                }
+            }
+        };
+        let status = match &reply {
+            Reply::Json(s, _) | Reply::Raw(s, _) => *s,
+            Reply::Stream(..) => 200,
+        };
+        self.requests.push(RequestRecord {
+            method: method.to_string(),
+            path: path.to_owned(),
+            endpoint: endpoint.to_owned(),
+            user,
+            user_agent: ua.to_owned(),
+            status,
+            at: Instant::now(),
+        });
+        reply
+    }
+
+    fn dispatch(
+        &mut self,
+        endpoint: &str,
+        segs: &[&str],
+        user: &str,
+        ua: &str,
+        form: &[(String, String)],
+        query: &[(String, String)],
+    ) -> Reply {
+        let field = |k: &str, from: &[(String, String)]| {
+            from.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone())
+        };
+        let ok = |r: Res<()>| match r {
+            Ok(()) => Reply::Json(200, json!({"ok": true})),
+            Err((s, e)) => Reply::Json(s, json!({"error": e})),
+        };
+        let seg = |i: usize| segs.get(i).copied().unwrap_or("");
+        match endpoint {
+            "account" => {
+                let mut v = self.user_json(user);
+                v["username"] = v["name"].clone();
+                Reply::Json(200, v)
+            }
+            "upgrade" => ok(self.upgrade(user)),
+            "playing" => {
+                let games: Vec<Value> = self
+                    .game_order
+                    .iter()
+                    .filter_map(|id| self.games.get(id))
+                    .filter(|g| !g.is_over() && g.color_of(user).is_some())
+                    .map(|g| self.game_info(g, user))
+                    .collect();
+                Reply::Json(200, json!({"nowPlaying": games}))
+            }
+            "event_stream" => self.open_event_stream(user, ua),
+            "online" => {
+                // The other bot accounts, as lichess's ND-JSON user list (matchmaking).
+                let lines: String = self
+                    .config
+                    .accounts
+                    .iter()
+                    .filter(|a| a.bot && a.id != user)
+                    .map(|a| {
+                        let u = json!({"id": a.id, "username": a.username, "title": "BOT",
+                            "perfs": {"atomic": {"games": 10, "rating": 1500, "rd": 60, "prog": 0}}});
+                        format!("{u}\n")
+                    })
+                    .collect();
+                Reply::Raw(200, lines)
+            }
+            "game_stream" => match self.open_game_stream(user, ua, seg(4)) {
+                Ok(r) => r,
+                Err((s, e)) => Reply::Json(s, json!({"error": e})),
+            },
+            "move" => {
+                let offering = field("offeringDraw", query).map(|v| v == "true");
+                ok(self
+                    .play(seg(3), user, seg(5), offering)
+                    .map_err(|e| (400, e)))
+            }
+            "chat" => {
+                let text = field("text", form).unwrap_or_default();
+                ok(self.chat(seg(3), user, &text))
+            }
+            "abort" => ok(self.abort(seg(3), user)),
+            "resign" => ok(self.resign(seg(3), user).map_err(|e| (400, e))),
+            "draw" => {
+                let yes = matches!(seg(5), "yes" | "true");
+                ok(self.draw(seg(3), user, yes).map_err(|e| (404, e)))
+            }
+            "takeback" => {
+                let yes = matches!(seg(5), "yes" | "true");
+                ok(self.takeback(seg(3), user, yes).map_err(|e| (404, e)))
+            }
+            "claim" => ok(self.claim(seg(3), user)),
+            "accept" => ok(self.accept(seg(2), user)),
+            "decline" => {
+                let reason = field("reason", form).unwrap_or_else(|| "generic".into());
+                ok(self.decline(seg(2), user, &reason))
+            }
+            "cancel" => ok(self.cancel_challenge(seg(2)).map_err(|e| (404, e))),
+            "challenge" => {
+                let num = |k: &str| field(k, form).and_then(|v| v.parse::<u32>().ok());
+                let spec = ChallengeSpec {
+                    rated: field("rated", form).as_deref() == Some("true"),
+                    clock: num("clock.limit").map(|l| (l, num("clock.increment").unwrap_or(0))),
+                    days: num("days"),
+                    variant: field("variant", form).unwrap_or_else(|| "standard".into()),
+                    color: field("color", form).unwrap_or_else(|| "random".into()),
+                };
+                match self.create_challenge(user, seg(2), &spec) {
+                    Ok(id) => Reply::Json(200, self.challenge_json(&id)),
+                    Err(e) => Reply::Json(400, json!({"error": e})),
+                }
+            }
+            _ => Reply::Json(404, json!({"error": "Not found."})),
+        }
+    }
+
+    fn upgrade(&mut self, user: &str) -> Res<()> {
+        if self.games.values().any(|g| g.color_of(user).is_some()) {
+            return err(400, "This account has already played games");
+        }
+        match self.config.accounts.iter_mut().find(|a| a.id == user) {
+            Some(a) => {
+                a.bot = true;
+                Ok(())
+            }
+            None => err(404, "No such user"),
+        }
+    }
+
+    fn open_event_stream(&mut self, user: &str, ua: &str) -> Reply {
+        *self.event_connects.entry(user.to_owned()).or_default() += 1;
+        if let Some(old) = self.event_conns.remove(user) {
+            old.cut.cancel();
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let cut = CancellationToken::new();
+        let silent = self.silent_event_streams > 0;
+        if silent {
+            self.silent_event_streams -= 1;
+        }
+        let conn = Conn {
+            user: user.to_owned(),
+            ua: ua.to_owned(),
+            tx,
+            cut: cut.clone(),
+            silent,
+        };
+        // Replay: ongoing games, then pending incoming challenges.
+        for id in &self.game_order {
+            if let Some(g) = self.games.get(id)
+                && !g.is_over()
+                && g.color_of(user).is_some()
+            {
+                conn.send(
+                    &json!({"type": "gameStart", "game": self.game_info(g, user)}).to_string(),
+                );
+            }
+        }
+        let mut pending: Vec<&ChallengeRec> = self
+            .challenges
+            .values()
+            .filter(|c| c.to == user && c.status == "created")
+            .collect();
+        pending.sort_by(|a, b| a.id.cmp(&b.id));
+        for c in pending {
+            conn.send(&self.challenge_event("challenge", &c.id).to_string());
+        }
+        self.event_conns.insert(user.to_owned(), conn);
+        Reply::Stream(rx, cut)
+    }
+
+    fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
+        let full = {
+            let Some(g) = self.games.get(id) else {
+                return err(404, "No such game");
+            };
+            if g.color_of(user).is_none() {
+                return err(404, "Not your game");
+            }
+            self.game_full(g)
+        };
+        let Some(g) = self.games.get_mut(id) else {
+            return err(404, "No such game");
+        };
+        // Same game, same user and User-Agent: the older stream is closed (like lila).
+        g.subs.retain(|c| {
+            let same = c.user == user && c.ua == ua;
+            if same {
+                c.cut.cancel();
+            }
+            !same
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let cut = CancellationToken::new();
+        let conn = Conn {
+            user: user.to_owned(),
+            ua: ua.to_owned(),
+            tx,
+            cut: cut.clone(),
+            silent: false,
+        };
+        conn.send(&full.to_string());
+        if !g.is_over() {
+            g.subs.push(conn);
+        }
+        Ok(Reply::Stream(rx, cut))
+    }
+
+    fn game_full(&self, g: &GameRec) -> Value {
+        let mut v = json!({
+            "type": "gameFull", "id": g.id, "variant": variant_json("atomic"),
+            "speed": g.speed, "perf": {"name": "Atomic"}, "rated": g.rated,
+            "createdAt": g.created_at,
+            "white": self.user_json(&g.white), "black": self.user_json(&g.black),
+            "initialFen": "startpos", "state": g.state_json(),
+        });
+        if let Some((initial, inc)) = g.clock {
+            v["clock"] = json!({"initial": initial, "increment": inc});
+        }
+        v
+    }
+
+    fn game_info(&self, g: &GameRec, user: &str) -> Value {
+        let color = g.color_of(user).unwrap_or(Color::White);
+        let opp = g.player(color.other());
+        let (w, b) = g.times();
+        let ours = if color == Color::White { w } else { b };
+        json!({
+            "fullId": format!("{}abcd", g.id), "gameId": g.id, "id": g.id,
+            "fen": g.game.position().to_fen(), "color": color_name(color),
+            "lastMove": g.moves.last().cloned().unwrap_or_default(), "source": "friend",
+            "status": {"id": 20, "name": g.status}, "variant": variant_json("atomic"),
+            "speed": g.speed, "perf": "atomic", "rated": g.rated, "hasMoved": !g.moves.is_empty(),
+            "opponent": {"id": opp, "username": self.account(opp).map(|a| a.username.clone()).unwrap_or_else(|| opp.to_owned()), "rating": 1500},
+            "isMyTurn": g.status == "started" && g.game.position().turn() == color,
+            "secondsLeft": ours / 1000,
+            "winner": g.winner.map(color_name),
+            "compat": {"bot": true, "board": false},
+        })
+    }
+
+    fn challenge_json(&self, id: &str) -> Value {
+        let Some(c) = self.challenges.get(id) else {
+            return Value::Null;
+        };
+        let tc = match (c.spec.clock, c.spec.days) {
+            (Some((l, i)), _) => {
+                json!({"type": "clock", "limit": l, "increment": i, "show": format!("{}+{}", l / 60, i)})
+            }
+            (None, Some(d)) => json!({"type": "correspondence", "daysPerTurn": d}),
+            (None, None) => json!({"type": "unlimited"}),
+        };
+        let mut v = json!({
+            "id": c.id, "url": format!("https://lichess.org/{}", c.id), "status": c.status,
+            "challenger": self.user_json(&c.from), "destUser": self.user_json(&c.to),
+            "variant": variant_json(&c.spec.variant), "rated": c.spec.rated,
+            "speed": speed_of(c.spec.clock, c.spec.days), "timeControl": tc,
+            "color": c.spec.color, "finalColor": color_name(c.challenger_color),
+            "perf": {"icon": "", "name": "Atomic"},
+        });
+        if let Some(k) = &c.decline_key {
+            v["declineReasonKey"] = json!(k);
+            v["declineReason"] = json!(format!("declined: {k}"));
+        }
+        v
+    }
+
+    fn challenge_event(&self, kind: &str, id: &str) -> Value {
+        let mut v = json!({"type": kind, "challenge": self.challenge_json(id)});
+        if kind == "challenge"
+            && let Some(c) = self.challenges.get(id)
+        {
+            let ultra = speed_of(c.spec.clock, c.spec.days) == "ultraBullet";
+            v["compat"] = json!({"bot": !ultra, "board": true});
+        }
+        v
+    }
+
+    fn send_event(&mut self, user: &str, v: &Value) {
+        let line = v.to_string();
+        if let Some(c) = self.event_conns.get(user)
+            && !c.send(&line)
+        {
+            self.event_conns.remove(user);
+        }
+    }
+
+    pub(crate) fn push_event_line(&mut self, user: &str, line: &str) {
+        if let Some(c) = self.event_conns.get(user) {
+            c.send(line);
+        }
+    }
+
+    pub(crate) fn push_game_line(&mut self, game: &str, line: &str) {
+        if let Some(g) = self.games.get_mut(game) {
+            g.broadcast(line);
+        }
+    }
+
+    pub(crate) fn cut_streams(&mut self) {
+        for (_, c) in self.event_conns.drain() {
+            c.cut.cancel();
+        }
+        for g in self.games.values_mut() {
+            for c in g.subs.drain(..) {
+                c.cut.cancel();
+            }
+        }
+    }
+
+    pub(crate) fn close_all(&mut self) {
+        self.cut_streams();
+    }
+
+    pub(crate) fn create_challenge(
+        &mut self,
+        from: &str,
+        to: &str,
+        spec: &ChallengeSpec,
+    ) -> Result<String, String> {
+        let from = from.to_lowercase();
+        let to = to.to_lowercase();
+        if self.account(&to).is_none() {
+            return Err(format!("No such user: {to}"));
+        }
+        let id = self.new_id();
+        let challenger_color = match spec.color.as_str() {
+            "white" => Color::White,
+            "black" => Color::Black,
+            _ if self.rand().is_multiple_of(2) => Color::White,
+            _ => Color::Black,
+        };
+        self.challenges.insert(
+            id.clone(),
+            ChallengeRec {
+                id: id.clone(),
+                from: from.clone(),
+                to: to.clone(),
+                spec: spec.clone(),
+                status: "created".into(),
+                decline_key: None,
+                challenger_color,
+            },
+        );
+        let ev = self.challenge_event("challenge", &id);
+        self.send_event(&to, &ev);
+        self.send_event(&from, &ev);
+        Ok(id)
+    }
+
+    pub(crate) fn challenge_status(&self, id: &str) -> Option<(String, Option<String>)> {
+        self.challenges
+            .get(id)
+            .map(|c| (c.status.clone(), c.decline_key.clone()))
+    }
+
+    pub(crate) fn cancel_challenge(&mut self, id: &str) -> Result<(), String> {
+        let Some(c) = self.challenges.get_mut(id) else {
+            return Err("No such challenge".into());
+        };
+        if c.status != "created" {
+            return Err("Challenge is not pending".into());
+        }
+        c.status = "canceled".into();
+        let (from, to) = (c.from.clone(), c.to.clone());
+        let ev = self.challenge_event("challengeCanceled", id);
+        self.send_event(&to, &ev);
+        self.send_event(&from, &ev);
+        Ok(())
+    }
+
+    fn accept(&mut self, id: &str, user: &str) -> Res<()> {
+        let Some(c) = self.challenges.get_mut(id) else {
+            return err(404, "Challenge not found");
+        };
+        if c.to != user || c.status != "created" {
+            return err(404, "Challenge not found");
+        }
+        c.status = "accepted".into();
+        let (white, black) = match c.challenger_color {
+            Color::White => (c.from.clone(), c.to.clone()),
+            Color::Black => (c.to.clone(), c.from.clone()),
+        };
+        let spec = c.spec.clone();
+        let (clock, time) = match (spec.clock, spec.days) {
+            (Some((l, i)), _) => (
+                Some((i64::from(l) * 1000, i64::from(i) * 1000)),
+                i64::from(l) * 1000,
+            ),
+            (None, Some(d)) => (None, i64::from(d) * 86_400_000),
+            (None, None) => (None, i64::from(i32::MAX)),
+        };
+        let g = GameRec {
+            id: id.to_owned(),
+            white: white.clone(),
+            black: black.clone(),
+            rated: spec.rated,
+            clock,
+            speed: speed_of(spec.clock, spec.days).into(),
+            created_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0),
+            moves: Vec::new(),
+            game: Game::new(Position::startpos()),
+            status: "started".into(),
+            winner: None,
+            wtime: time,
+            btime: time,
+            inc: clock.map(|c| c.1).unwrap_or(0),
+            last_change: Instant::now(),
+            draw_offer: None,
+            takeback_offer: None,
+            gone: None,
+            subs: Vec::new(),
+            chat: Vec::new(),
+        };
+        self.games.insert(id.to_owned(), g);
+        self.game_order.push(id.to_owned());
+        for u in [white, black] {
+            if let Some(g) = self.games.get(id) {
+                let ev = json!({"type": "gameStart", "game": self.game_info(g, &u)});
+                self.send_event(&u, &ev);
+            }
+        }
+        Ok(())
+    }
+
+    fn decline(&mut self, id: &str, user: &str, reason: &str) -> Res<()> {
+        let Some(c) = self.challenges.get_mut(id) else {
+            return err(404, "Challenge not found");
+        };
+        if c.to != user || c.status != "created" {
+            return err(404, "Challenge not found");
+        }
+        c.status = "declined".into();
+        c.decline_key = Some(reason.to_lowercase());
+        let from = c.from.clone();
+        let ev = self.challenge_event("challengeDeclined", id);
+        self.send_event(&from, &ev);
+        Ok(())
+    }
+
+    fn game_mut(&mut self, id: &str, user: &str) -> Result<(&mut GameRec, Color), String> {
+        let Some(g) = self.games.get_mut(id) else {
+            return Err("No such game".into());
+        };
+        let Some(c) = g.color_of(user) else {
+            return Err("Not your game".into());
+        };
+        Ok((g, c))
+    }
+
+    pub(crate) fn play(
+        &mut self,
+        id: &str,
+        user: &str,
+        uci: &str,
+        offering_draw: Option<bool>,
+    ) -> Result<(), String> {
+        let castling = self.config.castling;
+        let (g, color) = self.game_mut(id, user)?;
+        if g.is_over() || g.game.position().turn() != color {
+            return Err("Not your turn, or game already over".into());
+        }
+        let m = g
+            .game
+            .position()
+            .parse_uci(uci)
+            .map_err(|e| format!("Invalid move {uci}: {e}"))?;
+        let elapsed = g.last_change.elapsed().as_millis() as i64;
+        if g.clock.is_some() && g.moves.len() >= 2 {
+            let t = match color {
+                Color::White => &mut g.wtime,
+                Color::Black => &mut g.btime,
+            };
+            *t -= elapsed;
+            if *t <= 0 {
+                *t = 0;
+                let _ = g;
+                self.finish(id, "outoftime", Some(color.other()));
+                return Err("Not your turn, or game already over".into());
+            }
+            *t += g.inc;
+        }
+        let emitted = match (castling, m.castle_rook_from()) {
+            (Castling::KingTakesRook, Some(rook)) => format!("{}{}", m.from(), rook),
+            _ => m.to_string(),
+        };
+        g.game
+            .play(m)
+            .map_err(|e| format!("Invalid move {uci}: {e}"))?;
+        g.moves.push(emitted);
+        g.last_change = Instant::now();
+        g.takeback_offer = None;
+        let opponent_offer = g.draw_offer == Some(color.other());
+        g.draw_offer = None;
+        if offering_draw == Some(true) {
+            if opponent_offer {
+                self.finish(id, "draw", None);
+                return Ok(());
+            }
+            g.draw_offer = Some(color);
+        }
+        let outcome = g.game.outcome();
+        let plies = g.moves.len();
+        match outcome {
+            Some(o) => {
+                let status = match o.termination {
+                    Termination::Checkmate => "mate",
+                    Termination::KingExploded => "variantEnd",
+                    Termination::Stalemate => "stalemate",
+                    _ => "draw",
+                };
+                self.finish(id, status, o.winner);
+            }
+            None if plies >= 600 => self.finish(id, "draw", None),
+            None => {
+                let line = g.state_json().to_string();
+                g.broadcast(&line);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, id: &str, status: &str, winner: Option<Color>) {
+        let Some(g) = self.games.get_mut(id) else {
+            return;
+        };
+        if g.is_over() {
+            return;
+        }
+        // Freeze the clock of the side to move.
+        let (w, b) = g.times();
+        g.wtime = w;
+        g.btime = b;
+        g.status = status.to_owned();
+        g.winner = winner;
+        g.draw_offer = None;
+        g.takeback_offer = None;
+        let line = g.state_json().to_string();
+        g.broadcast(&line);
+        // Dropping the senders ends the streams once the final state is delivered.
+        g.subs.clear();
+        let (white, black) = (g.white.clone(), g.black.clone());
+        for u in [white, black] {
+            if let Some(g) = self.games.get(id) {
+                let ev = json!({"type": "gameFinish", "game": self.game_info(g, &u)});
+                self.send_event(&u, &ev);
+            }
+        }
+    }
+
+    fn chat(&mut self, id: &str, user: &str, text: &str) -> Res<()> {
+        let name = self
+            .account(user)
+            .map(|a| a.username.clone())
+            .unwrap_or_else(|| user.to_owned());
+        let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
+        if text.is_empty() || text.chars().count() > 140 {
+            return err(400, "Invalid chat text");
+        }
+        g.chat.push((user.to_owned(), text.to_owned()));
+        let line = json!({"type": "chatLine", "room": "player", "username": name, "text": text})
+            .to_string();
+        g.broadcast(&line);
+        Ok(())
+    }
+
+    pub(crate) fn chat_of(&self, id: &str) -> Vec<(String, String)> {
+        self.games
+            .get(id)
+            .map(|g| g.chat.clone())
+            .unwrap_or_default()
+    }
+
+    fn abort(&mut self, id: &str, user: &str) -> Res<()> {
+        let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
+        if g.is_over() || g.moves.len() >= 2 {
+            return err(400, "This game can no longer be aborted");
+        }
+        self.finish(id, "aborted", None);
+        Ok(())
+    }
+
+    pub(crate) fn resign(&mut self, id: &str, user: &str) -> Result<(), String> {
+        let (g, color) = self.game_mut(id, user)?;
+        if g.is_over() {
+            return Err("This game cannot be resigned".into());
+        }
+        if g.moves.len() < 2 {
+            self.finish(id, "aborted", None);
+        } else {
+            self.finish(id, "resign", Some(color.other()));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn draw(&mut self, id: &str, user: &str, yes: bool) -> Result<(), String> {
+        let (g, color) = self.game_mut(id, user)?;
+        if g.is_over() {
+            return Ok(());
+        }
+        let theirs = g.draw_offer == Some(color.other());
+        if yes && theirs {
+            self.finish(id, "draw", None);
+            return Ok(());
+        }
+        g.draw_offer = if yes && g.moves.len() >= 2 {
+            Some(color)
+        } else if !yes {
+            None
+        } else {
+            g.draw_offer
+        };
+        let line = g.state_json().to_string();
+        g.broadcast(&line);
+        Ok(())
+    }
+
+    pub(crate) fn takeback(&mut self, id: &str, user: &str, yes: bool) -> Result<(), String> {
+        let (g, color) = self.game_mut(id, user)?;
+        if g.is_over() {
+            return Ok(());
+        }
+        let proposer = color.other();
+        if yes && g.takeback_offer == Some(proposer) {
+            // Take back to the proposer's turn.
+            let n = if g.game.position().turn() == proposer {
+                2
+            } else {
+                1
+            };
+            let keep = g.moves.len().saturating_sub(n);
+            g.moves.truncate(keep);
+            g.game = Game::from_uci_moves(Position::startpos(), &g.moves)
+                .map_err(|e| format!("takeback replay: {e}"))?;
+            g.takeback_offer = None;
+            g.draw_offer = None;
+            g.last_change = Instant::now();
+        } else if yes && g.moves.len() >= 2 {
+            g.takeback_offer = Some(color);
+        } else if !yes {
+            g.takeback_offer = None;
+        }
+        let line = g.state_json().to_string();
+        g.broadcast(&line);
+        Ok(())
+    }
+
+    pub(crate) fn opponent_gone(
+        &mut self,
+        id: &str,
+        user: &str,
+        claim_in: Duration,
+    ) -> Result<(), String> {
+        let (g, _) = self.game_mut(id, user)?;
+        g.gone = Some((user.to_owned(), Instant::now() + claim_in));
+        let line =
+            json!({"type": "opponentGone", "gone": true, "claimWinInSeconds": claim_in.as_millis().div_ceil(1000) as u64})
+                .to_string();
+        let owner = user.to_owned();
+        g.subs.retain(|c| c.user == owner || c.send(&line));
+        Ok(())
+    }
+
+    fn claim(&mut self, id: &str, user: &str) -> Res<()> {
+        let (g, color) = self.game_mut(id, user).map_err(|e| (404, e))?;
+        match &g.gone {
+            Some((u, t)) if u != user && Instant::now() >= *t && !g.is_over() => {
+                self.finish(id, "timeout", Some(color));
+                Ok(())
+            }
+            _ => err(400, "You cannot claim the win on this game"),
+        }
+    }
+
+    pub(crate) fn snapshot(&self, id: &str) -> Option<GameSnapshot> {
+        self.games.get(id).map(|g| {
+            let (w, b) = g.times();
+            GameSnapshot {
+                id: g.id.clone(),
+                white: g.white.clone(),
+                black: g.black.clone(),
+                moves: g.moves.clone(),
+                status: g.status.clone(),
+                winner: g.winner.map(|c| color_name(c).to_owned()),
+                wtime: w,
+                btime: b,
+            }
+        })
+    }
+
+    pub(crate) fn game_ids(&self) -> Vec<String> {
+        self.game_order.clone()
+    }
+
+    pub(crate) fn running_games(&self, user: &str) -> usize {
+        self.games
+            .values()
+            .filter(|g| !g.is_over() && g.color_of(user).is_some())
+            .count()
+    }
+
+    /// Keep-alives, dead connections, first-move deadlines and flags.
+    pub(crate) fn tick(&mut self, keepalive: bool) {
+        if keepalive {
+            self.event_conns.retain(|_, c| c.send(""));
+            for g in self.games.values_mut() {
+                g.subs.retain(|c| c.send(""));
+            }
+        } else {
+            self.event_conns.retain(|_, c| !c.tx.is_closed());
+        }
+        let first_move = self.config.first_move_timeout;
+        let mut ends = Vec::new();
+        for g in self.games.values() {
+            if g.is_over() {
+                continue;
+            }
+            if g.moves.len() < 2 {
+                if g.last_change.elapsed() > first_move {
+                    ends.push((g.id.clone(), "aborted", None));
+                }
+            } else if g.clock.is_some() {
+                let (w, b) = g.times();
+                let turn = g.game.position().turn();
+                let left = if turn == Color::White { w } else { b };
+                if left <= 0 {
+                    ends.push((g.id.clone(), "outoftime", Some(turn.other())));
+                }
+            }
+        }
+        for (id, status, winner) in ends {
+            self.finish(&id, status, winner);
+        }
+    }
+}

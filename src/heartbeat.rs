@@ -1,0 +1,337 @@
+//! Liveness heartbeat for container health checks.
+//!
+//! The bot has no inbound port and the runtime image has no shell or curl, so Docker's
+//! `HEALTHCHECK` runs `atomic-bot healthcheck`, a second short-lived process. The two processes
+//! talk through one small file: the running bot writes the current time into it on every line of
+//! the lichess event stream (lichess sends a keep-alive newline every 6-7 s), and the health check
+//! reads it back. A stale file therefore means the event stream is dead or stuck, which is exactly
+//! the failure mode (a silent socket) that a restart fixes.
+//!
+//! Writes are cheap and atomic:
+//! - at most one write per [`Heartbeat::min_interval`] (default 1 s), whatever the line rate, so a
+//!   burst of events costs one syscall triple, not one per line;
+//! - the time goes into a sibling temporary file which is then renamed over the heartbeat file,
+//!   so a reader never sees a half-written file.
+//!
+//! The file holds the Unix time in milliseconds as decimal text (`1780000000123\n`), readable by
+//! humans and by `cat` in a debug shell; the file's mtime is not used because some overlay and
+//! network file systems round or cache it.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Default heartbeat path: `/tmp` is writable for uid 65532 in the distroless image and on any
+/// Linux host; mount a tmpfs there if the container's root file system is read-only.
+pub const DEFAULT_PATH: &str = "/tmp/atomic-bot.heartbeat";
+
+/// Default age after which the heartbeat counts as stale. Longer than the event stream's 20 s
+/// watchdog plus a 60 s rate-limit pause, so a bot that is merely reconnecting stays healthy.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(90);
+
+/// The `[heartbeat]` configuration section.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeartbeatSettings {
+    /// Write the heartbeat file (on by default: it is one small write per second at most).
+    pub enabled: bool,
+    /// The file; `atomic-bot healthcheck` reads the same setting.
+    pub path: PathBuf,
+    /// `atomic-bot healthcheck` fails when the last event-stream line is older than this.
+    pub max_age_s: u64,
+}
+
+impl Default for HeartbeatSettings {
+    fn default() -> Self {
+        HeartbeatSettings {
+            enabled: true,
+            path: PathBuf::from(DEFAULT_PATH),
+            max_age_s: DEFAULT_MAX_AGE.as_secs(),
+        }
+    }
+}
+
+impl HeartbeatSettings {
+    /// Checks bounds; the error is `(key, reason)`.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.max_age_s < 10 {
+            return Err((
+                "heartbeat.max_age_s",
+                "must be at least 10 (lichess keep-alives come every 6-7 s)".into(),
+            ));
+        }
+        if self.enabled && self.path.as_os_str().is_empty() {
+            return Err(("heartbeat.path", "must not be empty when enabled".into()));
+        }
+        Ok(())
+    }
+
+    /// `max_age_s` as a duration.
+    pub fn max_age(&self) -> Duration {
+        Duration::from_secs(self.max_age_s)
+    }
+
+    /// The writer for the event-stream loop, or `None` when disabled.
+    pub fn writer(&self) -> Option<Heartbeat> {
+        self.enabled.then(|| Heartbeat::new(&self.path))
+    }
+}
+
+/// Writes the heartbeat file, rate-limited so that it can be called on every stream line.
+#[derive(Debug)]
+pub struct Heartbeat {
+    /// Where the heartbeat goes.
+    path: PathBuf,
+    /// The sibling temporary file that is renamed over `path` (same directory, so the rename is
+    /// atomic on POSIX file systems).
+    tmp_path: PathBuf,
+    /// Minimum time between two writes; calls in between are no-ops.
+    min_interval: Duration,
+    /// When we last wrote successfully; `None` before the first write, so that the first beat is
+    /// always written.
+    last_write: Option<Instant>,
+    /// Whether the last write failed; used to log a failure once rather than every second.
+    failing: bool,
+}
+
+impl Heartbeat {
+    /// A heartbeat writing to `path` at most once per second.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        let mut tmp_name = path
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+        tmp_name.push(".tmp");
+        let tmp_path = path.with_file_name(tmp_name);
+        Heartbeat {
+            path,
+            tmp_path,
+            min_interval: Duration::from_secs(1),
+            last_write: None,
+            failing: false,
+        }
+    }
+
+    /// Changes the minimum interval between writes (tests use zero).
+    pub fn with_min_interval(mut self, min_interval: Duration) -> Self {
+        self.min_interval = min_interval;
+        self
+    }
+
+    /// The file this heartbeat writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records that the event stream is alive. Writes the file unless the previous write was less
+    /// than `min_interval` ago. Never fails: a health file that cannot be written must not stop
+    /// the bot, so errors are logged (once per failing streak) and the next beat retries.
+    pub fn beat(&mut self) {
+        let now = Instant::now();
+        if let Some(last) = self.last_write
+            && now.duration_since(last) < self.min_interval
+        {
+            return;
+        }
+        match self.write_now(SystemTime::now()) {
+            Ok(()) => {
+                if self.failing {
+                    tracing::info!(path = %self.path.display(), "heartbeat file writable again");
+                }
+                self.failing = false;
+                self.last_write = Some(now);
+            }
+            Err(err) => {
+                if !self.failing {
+                    tracing::warn!(path = %self.path.display(), error = %err,
+                        "cannot write the heartbeat file; the container health check will fail");
+                }
+                self.failing = true;
+            }
+        }
+    }
+
+    /// Writes `time` into the heartbeat file atomically (temporary file, then rename).
+    pub fn write_now(&self, time: SystemTime) -> io::Result<()> {
+        let millis = unix_millis(time);
+        {
+            let mut file = fs::File::create(&self.tmp_path)?;
+            writeln!(file, "{millis}")?;
+        }
+        fs::rename(&self.tmp_path, &self.path)
+    }
+}
+
+/// What the health check found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    /// The heartbeat is at most `max_age` old (`age` may be zero if the clock went backwards).
+    Fresh { age: Duration },
+    /// The heartbeat is older than `max_age`.
+    Stale { age: Duration },
+    /// No heartbeat file: the bot has not connected yet or is not running.
+    Missing,
+    /// The file exists but does not hold a timestamp.
+    Invalid,
+}
+
+impl Health {
+    /// The process exit code for Docker's `HEALTHCHECK`: 0 healthy, 1 unhealthy (Docker reserves
+    /// 2, so it is never used).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Health::Fresh { .. } => 0,
+            Health::Stale { .. } | Health::Missing | Health::Invalid => 1,
+        }
+    }
+}
+
+impl fmt::Display for Health {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Health::Fresh { age } => write!(
+                f,
+                "healthy: last event-stream line {} ms ago",
+                age.as_millis()
+            ),
+            Health::Stale { age } => write!(
+                f,
+                "unhealthy: last event-stream line {} s ago (stale)",
+                age.as_secs()
+            ),
+            Health::Missing => write!(f, "unhealthy: no heartbeat file (bot not connected yet?)"),
+            Health::Invalid => write!(f, "unhealthy: heartbeat file holds no timestamp"),
+        }
+    }
+}
+
+/// Checks the heartbeat file at `path` against `max_age`, as of `now`.
+pub fn check(path: &Path, max_age: Duration, now: SystemTime) -> Health {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Health::Missing,
+        Err(_) => return Health::Invalid,
+    };
+    let Ok(millis) = text.trim().parse::<u64>() else {
+        return Health::Invalid;
+    };
+    let age = Duration::from_millis(unix_millis(now).saturating_sub(millis));
+    if age <= max_age {
+        Health::Fresh { age }
+    } else {
+        Health::Stale { age }
+    }
+}
+
+/// Milliseconds since the Unix epoch (0 for times before it).
+fn unix_millis(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("atomic-bot-hb-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn settings_validate() {
+        assert!(HeartbeatSettings::default().validate().is_ok());
+        let bad = HeartbeatSettings {
+            max_age_s: 5,
+            ..HeartbeatSettings::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().0, "heartbeat.max_age_s");
+        let off = HeartbeatSettings {
+            enabled: false,
+            ..HeartbeatSettings::default()
+        };
+        assert!(off.writer().is_none());
+    }
+
+    #[test]
+    fn missing_file_is_unhealthy() {
+        let dir = temp_dir("missing");
+        let health = check(&dir.join("nope"), DEFAULT_MAX_AGE, SystemTime::now());
+        assert_eq!(health, Health::Missing);
+        assert_eq!(health.exit_code(), 1);
+    }
+
+    #[test]
+    fn fresh_then_stale() {
+        let dir = temp_dir("fresh");
+        let path = dir.join("hb");
+        let mut hb = Heartbeat::new(&path);
+        hb.beat();
+        let now = SystemTime::now();
+        let health = check(&path, Duration::from_secs(90), now);
+        assert!(matches!(health, Health::Fresh { .. }), "{health:?}");
+        assert_eq!(health.exit_code(), 0);
+        let later = now + Duration::from_secs(91);
+        let health = check(&path, Duration::from_secs(90), later);
+        assert!(
+            matches!(health, Health::Stale { age } if age >= Duration::from_secs(90)),
+            "{health:?}"
+        );
+        assert_eq!(health.exit_code(), 1);
+        assert!(!dir.join("hb.tmp").exists(), "temporary file left behind");
+    }
+
+    #[test]
+    fn clock_going_backwards_counts_as_fresh() {
+        let dir = temp_dir("backwards");
+        let path = dir.join("hb");
+        let now = SystemTime::now();
+        Heartbeat::new(&path)
+            .write_now(now + Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(
+            check(&path, Duration::from_secs(1), now),
+            Health::Fresh {
+                age: Duration::ZERO
+            }
+        );
+    }
+
+    #[test]
+    fn garbage_is_invalid() {
+        let dir = temp_dir("garbage");
+        let path = dir.join("hb");
+        fs::write(&path, "not a time").unwrap();
+        let health = check(&path, DEFAULT_MAX_AGE, SystemTime::now());
+        assert_eq!(health, Health::Invalid);
+        assert_eq!(health.exit_code(), 1);
+    }
+
+    #[test]
+    fn beats_are_rate_limited() {
+        let dir = temp_dir("rate");
+        let path = dir.join("hb");
+        let mut hb = Heartbeat::new(&path).with_min_interval(Duration::from_secs(3600));
+        hb.beat();
+        fs::write(&path, "0\n").unwrap();
+        hb.beat(); // within the interval: must not rewrite
+        assert_eq!(fs::read_to_string(&path).unwrap(), "0\n");
+        let mut hb = Heartbeat::new(&path).with_min_interval(Duration::ZERO);
+        hb.beat();
+        assert_ne!(fs::read_to_string(&path).unwrap(), "0\n");
+    }
+
+    #[test]
+    fn unwritable_directory_does_not_panic() {
+        let mut hb = Heartbeat::new("/nonexistent-dir-for-atomic-bot/hb");
+        hb.beat();
+        hb.beat();
+        assert!(hb.failing);
+    }
+}

@@ -1,0 +1,398 @@
+//! The `lichess`, `upgrade` and `demo` subcommands: argument types for the clap CLI in
+//! `main.rs` and the functions it calls. They build the tokio runtime, logging and the
+//! supervisor; everything else lives in the library modules so tests drive the same code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use secrecy::SecretString;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ConfigSource, Engine, LogFormat, Settings};
+use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
+use crate::lichess::client::LichessClient;
+use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
+use crate::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
+use crate::lichess::supervisor::{BotError, Supervisor, shutdown_signal};
+
+/// `atomic-bot lichess`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LichessArgs {
+    /// Configuration file (default: ./config.toml if present, else built-in defaults).
+    #[arg(long, env = "ATOMIC_BOT_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+/// `atomic-bot upgrade`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct UpgradeArgs {
+    /// Configuration file (for `lichess.url` and `lichess.token_file`).
+    #[arg(long, env = "ATOMIC_BOT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Really upgrade: irreversible, and only for an account that never played a game.
+    #[arg(long)]
+    pub confirm: bool,
+}
+
+/// `atomic-bot demo`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct DemoArgs {
+    /// Clock as `minutes+increment` in seconds, e.g. `60+1` (60 s + 1 s per move).
+    #[arg(long, default_value = "60+1")]
+    pub clock: String,
+    /// The bot's colour: `white`, `black` or `random`.
+    #[arg(long, default_value = "random")]
+    pub color: String,
+    /// Also append the PGN to this folder.
+    #[arg(long)]
+    pub pgn_dir: Option<PathBuf>,
+    /// The bot's engine: `mcts` (the real search) or `simple` (instant moves).
+    #[arg(long, default_value = "mcts")]
+    pub engine: String,
+}
+
+/// Installs the tracing subscriber (see `telemetry`): stderr, `LOG_FORMAT` overrides the
+/// configured format and `RUST_LOG` the configured level.
+pub fn init_logging(format: LogFormat, level: &str) {
+    use crate::telemetry::LogFormat as Out;
+    let configured = match format {
+        LogFormat::Json => Out::Json,
+        LogFormat::Text => Out::Text,
+    };
+    crate::telemetry::init(Out::from_env_or(configured), level);
+}
+
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+}
+
+fn load(config: Option<PathBuf>) -> Result<(Settings, ConfigSource), ExitCode> {
+    let source = ConfigSource::from_cli(config);
+    match Settings::load(&source) {
+        Ok(s) => Ok((s, source)),
+        Err(e) => {
+            eprintln!("atomic-bot: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+fn token(settings: &Settings, source: &ConfigSource) -> Result<SecretString, ExitCode> {
+    settings.token(&source.env).map_err(|e| {
+        eprintln!("atomic-bot: {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// Runs the bot until SIGTERM/SIGINT (exit 0) or a fatal error (exit 1).
+pub fn lichess(args: LichessArgs) -> ExitCode {
+    let (settings, source) = match load(args.config) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    init_logging(settings.log.format, &settings.log.level);
+    let token = match token(&settings, &source) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("atomic-bot: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        let client = match LichessClient::new(&settings.lichess, token) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("atomic-bot: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if settings.metrics.enabled {
+            // Validated with the configuration; served until the process exits.
+            let addr = match settings.metrics.listen_addr() {
+                Ok(a) => a,
+                Err((key, reason)) => {
+                    eprintln!("atomic-bot: configuration error: `{key}`: {reason}");
+                    return ExitCode::from(2);
+                }
+            };
+            match crate::metrics::bind(addr).await {
+                Ok(listener) => {
+                    let metrics = client.metrics().clone();
+                    tokio::spawn(crate::metrics::serve(
+                        listener,
+                        metrics,
+                        std::future::pending(),
+                    ));
+                }
+                Err(e) => {
+                    eprintln!("atomic-bot: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        let shutdown = CancellationToken::new();
+        tokio::spawn(shutdown_signal(shutdown.clone()));
+        let engine = settings.search.engine;
+        let bot = Supervisor::new(Arc::new(settings), client, pickers(engine));
+        match bot.run(shutdown).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                tracing::error!(error = %e, "stopping");
+                eprintln!("atomic-bot: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// The move pickers the bot plays with (`search.engine`).
+pub fn pickers(engine: Engine) -> Arc<dyn PickerFactory> {
+    match engine {
+        Engine::Mcts => Arc::new(SearcherFactory::default()),
+        Engine::Simple => Arc::new(SimplePickerFactory::default()),
+    }
+}
+
+/// Upgrades the account to a bot account (only with `--confirm`).
+pub fn upgrade(args: UpgradeArgs) -> ExitCode {
+    let (settings, source) = match load(args.config) {
+        Ok(s) => s,
+        Err(c) => return c,
+    };
+    init_logging(settings.log.format, &settings.log.level);
+    let token = match token(&settings, &source) {
+        Ok(t) => t,
+        Err(c) => return c,
+    };
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("atomic-bot: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        let client = match LichessClient::new(&settings.lichess, token) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("atomic-bot: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let account = match client.account().await {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("atomic-bot: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if account.is_bot() {
+            println!("{} is already a BOT account.", account.username);
+            return ExitCode::SUCCESS;
+        }
+        if !args.confirm {
+            eprintln!(
+                "This upgrades the lichess account `{}` to a BOT account. It is irreversible, \
+                 the account must never have played a game, and it leaves arenas and swiss \
+                 events. Run again with --confirm to do it.",
+                account.username
+            );
+            return ExitCode::from(2);
+        }
+        match client.upgrade().await {
+            Ok(()) => {
+                println!("{} is now a BOT account.", account.username);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("atomic-bot: upgrade failed: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// Parses `60+1` into `(60, 1)` seconds.
+pub fn parse_clock(s: &str) -> Option<(u32, u32)> {
+    let (l, i) = s.split_once('+')?;
+    Some((l.trim().parse().ok()?, i.trim().parse().ok()?))
+}
+
+/// What a demo produced.
+#[derive(Debug)]
+pub struct DemoOutcome {
+    /// The bot's view of the game.
+    pub report: GameReport,
+}
+
+/// Runs the offline demo inside an existing runtime: a local fake lichess on 127.0.0.1, the bot
+/// connected to it exactly as to lichess, a built-in opponent challenging it.
+pub async fn run_demo(
+    clock: (u32, u32),
+    color: &str,
+    engine: Engine,
+    pgn_dir: Option<PathBuf>,
+    shutdown: CancellationToken,
+) -> Result<DemoOutcome, String> {
+    let bot_token = format!("lip_demo{}", std::process::id());
+    let opp_token = format!("lip_opp{}", std::process::id());
+    let fake = FakeLichess::start(FakeConfig {
+        accounts: vec![
+            FakeAccount::new("AtomicBot", &bot_token, true),
+            FakeAccount::new("DemoOpponent", &opp_token, true),
+        ],
+        ..FakeConfig::default()
+    })
+    .await
+    .map_err(|e| format!("cannot start the local server: {e}"))?;
+    tracing::info!(url = %fake.url(), "local lichess-compatible server started");
+
+    let mut settings = Settings::default();
+    settings.lichess.url = fake.url();
+    settings.game.pgn_dir = pgn_dir;
+    settings.search.engine = engine;
+    let settings = Arc::new(settings);
+    let client = LichessClient::new(&settings.lichess, SecretString::from(bot_token))
+        .map_err(|e| e.to_string())?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let bot =
+        Supervisor::new(settings.clone(), client, pickers(settings.search.engine)).with_reports(tx);
+    let bot_stop = CancellationToken::new();
+    let bot_task = tokio::spawn(bot.run(bot_stop.clone()));
+
+    // The opponent: its own client and account on the same server.
+    let mut opp_settings = Settings::default();
+    opp_settings.lichess.url = fake.url();
+    opp_settings.game.greeting = "Hello! Let's blow things up.".into();
+    opp_settings.game.goodbye = String::new();
+    opp_settings.game.ponder = false;
+    let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
+        .map_err(|e| e.to_string())?;
+    let opp_account = opp_client.account().await.map_err(|e| e.to_string())?;
+    opp_client.set_user(&opp_account.username);
+    if !fake
+        .wait_until(Duration::from_secs(10), |f| {
+            f.event_stream_connections("atomicbot") > 0
+        })
+        .await
+    {
+        return Err("the bot did not connect".into());
+    }
+    let opp_color = match color {
+        "white" => "black",
+        "black" => "white",
+        _ => "random",
+    };
+    let limit = clock.0.to_string();
+    let inc = clock.1.to_string();
+    let challenge = opp_client
+        .create_challenge(
+            "AtomicBot",
+            &[
+                ("variant", "atomic"),
+                ("rated", "false"),
+                ("clock.limit", &limit),
+                ("clock.increment", &inc),
+                ("color", opp_color),
+            ],
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!(challenge = %challenge.id, "the demo opponent challenged the bot");
+    if !fake
+        .wait_until(Duration::from_secs(10), |f| f.game(&challenge.id).is_some())
+        .await
+    {
+        return Err("the bot did not accept the challenge".into());
+    }
+    let opp_ctx = GameContext {
+        client: opp_client,
+        settings: Arc::new(opp_settings),
+        me: Arc::new(opp_account),
+        pickers: Arc::new(SimplePickerFactory::default()),
+        running: Arc::new(AtomicUsize::new(1)),
+        metrics: Arc::new(Metrics::default()),
+    };
+    let opp_quit = CancellationToken::new();
+    let opp_task = tokio::spawn(play_game(opp_ctx, challenge.id.clone(), opp_quit.clone()));
+
+    let game_time = Duration::from_secs(u64::from(clock.0) * 2 + u64::from(clock.1) * 600 + 120);
+    let report = tokio::select! {
+        r = rx.recv() => r.ok_or_else(|| "the bot stopped before the game ended".to_owned()),
+        _ = tokio::time::sleep(game_time) => Err("the game did not end in time".to_owned()),
+        _ = shutdown.cancelled() => Err("interrupted".to_owned()),
+    };
+    opp_quit.cancel();
+    bot_stop.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(5), opp_task).await;
+    match tokio::time::timeout(Duration::from_secs(5), bot_task).await {
+        Ok(Ok(Err(BotError::Unauthorized(e)))) => return Err(e),
+        Ok(Ok(Err(e))) => return Err(e.to_string()),
+        _ => {}
+    }
+    fake.stop();
+    report.map(|report| DemoOutcome { report })
+}
+
+/// `atomic-bot demo`: plays one game offline and prints the result and the PGN.
+pub fn demo(args: DemoArgs) -> ExitCode {
+    init_logging(LogFormat::Text, "info");
+    let Some(clock) = parse_clock(&args.clock) else {
+        eprintln!("atomic-bot: --clock must look like 60+1 (seconds + increment seconds)");
+        return ExitCode::from(2);
+    };
+    let engine = match args.engine.as_str() {
+        "mcts" => Engine::Mcts,
+        "simple" => Engine::Simple,
+        other => {
+            eprintln!("atomic-bot: --engine must be mcts or simple, not {other:?}");
+            return ExitCode::from(2);
+        }
+    };
+    if crate::lichess::challenge::estimated_seconds(clock.0, clock.1) < 30 {
+        eprintln!("atomic-bot: lichess forbids UltraBullet for bots; use at least 30+0");
+        return ExitCode::from(2);
+    }
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("atomic-bot: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        let shutdown = CancellationToken::new();
+        tokio::spawn(shutdown_signal(shutdown.clone()));
+        match run_demo(clock, &args.color, engine, args.pgn_dir, shutdown).await {
+            Ok(out) => {
+                println!(
+                    "Result: {} ({}{})",
+                    out.report.result,
+                    out.report.status,
+                    out.report
+                        .winner
+                        .as_deref()
+                        .map(|w| format!(", {w} wins"))
+                        .unwrap_or_default()
+                );
+                println!();
+                print!("{}", out.report.pgn.unwrap_or_default());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("atomic-bot: demo failed: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

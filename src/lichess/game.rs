@@ -1,0 +1,1006 @@
+//! One game: a task that owns the game stream, rebuilds the position from the full move list
+//! on every `gameState`, thinks on a blocking thread with a stop flag and a deadline, and posts
+//! exactly one move per turn.
+//!
+//! The turn rule ("never two moves for one turn"): a move is searched only when the game is
+//! running, it is our turn, no search or move request is in flight, and the current move list
+//! differs from the last one we answered. A `gameState` that only carries a draw or takeback
+//! offer has the same list, so it triggers nothing; a takeback shortens the list, which makes it
+//! our turn on a new list; a 400 on the move POST forgets the answered list and re-syncs by
+//! reopening the stream (whose first line is a fresh `gameFull`).
+//!
+//! Everything the task waits for (stream lines, the search, the move POST, the abort and
+//! claim-victory timers, the quit signal) is one `select!`, so a search never stops the task from
+//! reading the stream and a slow POST never blocks a takeback.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use atomic_chess::{Color, Game, Position};
+use backon::BackoffBuilder;
+use futures_util::future::BoxFuture;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use crate::config::{DrawPolicy, GameSettings, Settings, ShutdownMode};
+use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
+use crate::lichess::client::{ApiError, BodyReader, LichessClient};
+use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
+use crate::lichess::ndjson::{Line, StreamEnd};
+use crate::lichess::pgn;
+use crate::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, Proven, SimplePicker};
+use crate::telemetry::{GameResult, GameStats, GameSummary};
+
+/// Shared by all game tasks of one bot.
+#[derive(Clone)]
+pub struct GameContext {
+    /// The API client.
+    pub client: LichessClient,
+    /// The configuration.
+    pub settings: Arc<Settings>,
+    /// Our account (id is lowercase).
+    pub me: Arc<Account>,
+    /// Creates a move picker per game.
+    pub pickers: Arc<dyn PickerFactory>,
+    /// Games currently running (for the CPU share of each search).
+    pub running: Arc<AtomicUsize>,
+    /// Turn latency samples (receive → move request leaves, minus think time).
+    pub metrics: Arc<Metrics>,
+}
+
+/// Measurements for the benchmark.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    turn_overheads: Mutex<Vec<Duration>>,
+}
+
+impl Metrics {
+    /// Records one turn's overhead.
+    pub fn record(&self, d: Duration) {
+        if let Ok(mut v) = self.turn_overheads.lock() {
+            v.push(d);
+        }
+    }
+
+    /// All samples so far.
+    pub fn samples(&self) -> Vec<Duration> {
+        self.turn_overheads
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// How a game task ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameReport {
+    /// Game id.
+    pub id: String,
+    /// Final status name (`mate`, `variantEnd`, ...) or why the task gave up.
+    pub status: String,
+    /// Winner colour, if any.
+    pub winner: Option<String>,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: String,
+    /// PGN of the game (when it finished normally).
+    pub pgn: Option<String>,
+    /// Set when the token was rejected: the bot must stop.
+    pub fatal: Option<String>,
+}
+
+/// Time budget of one move (pure; unit tested).
+///
+/// The reserve is `max(min_reserve, 3 × overhead)` because bots get no lag compensation: every
+/// millisecond of network time is charged to our clock. The budget is `usable/30 + ¾ inc`
+/// (soft) and at most three times that (hard), never more than a quarter of the usable time;
+/// the first move is capped so lichess never aborts the game; the threads are shared among the
+/// running games.
+pub fn budget(
+    g: &GameSettings,
+    our_ms: i64,
+    inc_ms: i64,
+    first_move: bool,
+    running_games: usize,
+    total_threads: u32,
+) -> Budget {
+    let overhead = g.move_overhead_ms as i64;
+    let reserve = (g.min_reserve_ms as i64).max(3 * overhead);
+    let usable = (our_ms - overhead - reserve).max(0);
+    let inc = inc_ms.max(0);
+    let mut soft = (usable / 30 + inc * 3 / 4).min(usable);
+    let mut hard = (soft * 3).min(usable / 4 + inc / 2).max(soft).min(usable);
+    // Unlimited/correspondence clocks: do not think for hours.
+    soft = soft.min(30_000);
+    hard = hard.min(60_000);
+    if first_move {
+        let cap = g.first_move_think_ms as i64;
+        soft = soft.min(cap);
+        hard = hard.min(cap);
+    }
+    let threads = (total_threads as usize / running_games.max(1)).max(1);
+    Budget {
+        soft: Duration::from_millis(soft as u64),
+        hard: Duration::from_millis(hard as u64),
+        threads,
+    }
+}
+
+type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration);
+
+enum Job {
+    Think {
+        handle: JoinHandle<ThinkOut>,
+        stop: Arc<AtomicBool>,
+        /// The move list this search answers.
+        key: String,
+        deadline: Instant,
+        /// The deadline already passed once (stop flag set).
+        stopped: bool,
+        /// When the line that made it our turn was read.
+        received: Instant,
+    },
+    Ponder {
+        handle: JoinHandle<Box<dyn MovePicker>>,
+        stop: Arc<AtomicBool>,
+    },
+}
+
+enum Ev {
+    Connected(Result<BodyReader, ApiError>),
+    Line(Result<Line<GameEvent>, StreamEnd>, Instant),
+    Thought(Result<ThinkOut, tokio::task::JoinError>),
+    Pondered(Result<Box<dyn MovePicker>, tokio::task::JoinError>),
+    ThinkDeadline,
+    Posted(Result<(), ApiError>),
+    Timer,
+    Quit,
+    Reconnect,
+}
+
+/// Grace after the hard deadline before a stuck picker is abandoned.
+const STUCK_GRACE: Duration = Duration::from_millis(250);
+/// Delay after the `opponentGone` countdown before claiming the win.
+const CLAIM_MARGIN: Duration = Duration::from_millis(500);
+/// Give up on a turn after this many rejected moves.
+const MAX_REJECTED: u32 = 3;
+
+struct Task {
+    ctx: GameContext,
+    id: String,
+    picker: Option<Box<dyn MovePicker>>,
+    full: Option<GameFull>,
+    color: Option<Color>,
+    start: Position,
+    state: Option<GameState>,
+    game: Option<Game>,
+    answered: Option<String>,
+    win_probability: f32,
+    draw_answered: Option<usize>,
+    takeback_answered: Option<usize>,
+    greeted: bool,
+    abort_at: Option<(Instant, usize)>,
+    claim_at: Option<Instant>,
+    rejected: (usize, u32),
+    job: Option<Job>,
+    /// The move POST in flight and the list it answers.
+    post: Option<(BoxFuture<'static, Result<(), ApiError>>, String)>,
+    reader: Option<BodyReader>,
+    connecting: Option<BoxFuture<'static, Result<BodyReader, ApiError>>>,
+    reconnect_at: Option<Instant>,
+    connected_at: Instant,
+    backoff: Box<dyn Iterator<Item = Duration> + Send>,
+    quitting: Option<Instant>,
+    received: Instant,
+    /// Our searched moves (think time, nodes) for the summary line.
+    stats: GameStats,
+    /// The latest evaluation, for `!eval`.
+    eval: Option<EvalReport>,
+    /// Chat command state (cooldowns).
+    chat: ChatResponder,
+    /// When the line that made it our turn was read and how long we thought, for the move
+    /// latency histogram once the move POST answers.
+    post_timing: Option<(Instant, Duration)>,
+}
+
+/// Plays the game `id` to its end. `quit` asks to abort/resign it (shutdown mode).
+pub async fn play_game(ctx: GameContext, id: String, quit: CancellationToken) -> GameReport {
+    let _running = ctx.client.metrics().game_started();
+    let span = crate::telemetry::game_span(&id);
+    let mut task = Task::new(ctx, id);
+    tracing::Instrument::instrument(task.run(quit), span).await
+}
+
+fn reconnect_backoff(
+    s: &crate::config::LichessSettings,
+) -> Box<dyn Iterator<Item = Duration> + Send> {
+    Box::new(
+        backon::ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(s.reconnect_min_ms))
+            .with_max_delay(Duration::from_millis(s.reconnect_max_ms))
+            .without_max_times()
+            .with_jitter()
+            .build(),
+    )
+}
+
+impl Task {
+    fn new(ctx: GameContext, id: String) -> Self {
+        let backoff = reconnect_backoff(&ctx.settings.lichess);
+        let hash = ctx.settings.search.hash_mb / u64::from(ctx.settings.challenge.max_games.max(1));
+        let mut picker = ctx.pickers.create(hash.max(1));
+        picker.new_game();
+        Task {
+            id,
+            picker: Some(picker),
+            full: None,
+            color: None,
+            start: Position::startpos(),
+            state: None,
+            game: None,
+            answered: None,
+            win_probability: 0.5,
+            draw_answered: None,
+            takeback_answered: None,
+            greeted: false,
+            abort_at: None,
+            claim_at: None,
+            rejected: (usize::MAX, 0),
+            job: None,
+            post: None,
+            reader: None,
+            connecting: None,
+            reconnect_at: Some(Instant::now()),
+            connected_at: Instant::now(),
+            backoff,
+            quitting: None,
+            received: Instant::now(),
+            stats: GameStats::default(),
+            eval: None,
+            chat: ChatResponder::new(&ctx.me.username, ctx.settings.chat.cooldown()),
+            post_timing: None,
+            ctx,
+        }
+    }
+
+    fn report(&self, status: &str, fatal: Option<String>) -> GameReport {
+        GameReport {
+            id: self.id.clone(),
+            status: status.into(),
+            winner: self.state.as_ref().and_then(|s| s.winner.clone()),
+            result: self
+                .state
+                .as_ref()
+                .map(|s| pgn::result_token(s).to_owned())
+                .unwrap_or_else(|| "*".into()),
+            pgn: None,
+            fatal,
+        }
+    }
+
+    async fn run(&mut self, quit: CancellationToken) -> GameReport {
+        loop {
+            if self.reader.is_none()
+                && self.connecting.is_none()
+                && self.reconnect_at.is_some_and(|t| t <= Instant::now())
+            {
+                self.reconnect_at = None;
+                let client = self.ctx.client.clone();
+                let id = self.id.clone();
+                self.connecting = Some(Box::pin(async move { client.stream_game(&id).await }));
+            }
+            let timer = self.next_timer();
+            let think_deadline = match &self.job {
+                Some(Job::Think { deadline, .. }) => Some(*deadline),
+                _ => None,
+            };
+            let quit_pending = self.quitting.is_none();
+            let ev = tokio::select! {
+                r = async { match &mut self.connecting { Some(f) => f.await, None => std::future::pending().await } } => Ev::Connected(r),
+                r = async {
+                    match &mut self.reader {
+                        Some(rd) => {
+                            let line = rd.next::<GameEvent>().await;
+                            (line, Instant::from_std(rd.line_at()))
+                        }
+                        None => std::future::pending().await,
+                    }
+                } => Ev::Line(r.0, r.1),
+                r = async {
+                    match &mut self.job {
+                        Some(Job::Think { handle, .. }) => Ev::Thought(handle.await),
+                        Some(Job::Ponder { handle, .. }) => Ev::Pondered(handle.await),
+                        None => std::future::pending().await,
+                    }
+                } => r,
+                _ = sleep_opt(think_deadline) => Ev::ThinkDeadline,
+                r = async { match &mut self.post { Some((f, _)) => f.await, None => std::future::pending().await } } => Ev::Posted(r),
+                _ = sleep_opt(timer) => Ev::Timer,
+                _ = sleep_opt(self.reconnect_at), if self.reader.is_none() && self.connecting.is_none() => Ev::Reconnect,
+                _ = quit.cancelled(), if quit_pending => Ev::Quit,
+            };
+            match ev {
+                Ev::Connected(r) => {
+                    self.connecting = None;
+                    match r {
+                        Ok(reader) => {
+                            self.reader = Some(reader);
+                            self.connected_at = Instant::now();
+                        }
+                        Err(e @ ApiError::Unauthorized { .. }) => {
+                            return self.report("unauthorized", Some(e.to_string()));
+                        }
+                        Err(
+                            e @ ApiError::Status {
+                                status: 400 | 404, ..
+                            },
+                        ) => {
+                            warn!(error = %e, "game stream refused: the game is gone");
+                            return self.report("gone", None);
+                        }
+                        Err(e) => {
+                            let delay = self.backoff.next().unwrap_or(Duration::from_secs(1));
+                            warn!(error = %e, retry_in_ms = delay.as_millis() as u64, "cannot open the game stream");
+                            self.reconnect_at = Some(Instant::now() + delay);
+                        }
+                    }
+                }
+                Ev::Line(r, at) => match r {
+                    Ok(Line::KeepAlive) => {}
+                    Ok(Line::Item(ev, kind)) => {
+                        self.received = at;
+                        if let Some(done) = self.on_event(ev, kind).await {
+                            return done;
+                        }
+                    }
+                    Ok(Line::Unknown { kind }) => {
+                        warn!(?kind, "unknown game stream line ignored");
+                    }
+                    Ok(Line::Malformed { excerpt, error }) => {
+                        warn!(%excerpt, %error, "malformed game stream line skipped");
+                    }
+                    Err(end) => {
+                        self.reader = None;
+                        if self.connected_at.elapsed()
+                            >= Duration::from_millis(self.ctx.settings.lichess.healthy_after_ms)
+                        {
+                            self.backoff = reconnect_backoff(&self.ctx.settings.lichess);
+                        }
+                        let delay = self.backoff.next().unwrap_or(Duration::from_secs(1));
+                        info!(reason = %end, retry_in_ms = delay.as_millis() as u64, "game stream ended, reconnecting");
+                        self.reconnect_at = Some(Instant::now() + delay);
+                    }
+                },
+                Ev::Thought(r) => self.on_thought(r),
+                Ev::Pondered(r) => {
+                    self.job = None;
+                    if let Ok(p) = r {
+                        self.picker = Some(p);
+                    }
+                    self.act();
+                }
+                Ev::ThinkDeadline => self.on_think_deadline(),
+                Ev::Posted(r) => {
+                    if let Some(done) = self.on_posted(r) {
+                        return done;
+                    }
+                }
+                Ev::Timer => self.on_timer(),
+                Ev::Quit => {
+                    self.quitting = Some(Instant::now());
+                    self.quit_game();
+                }
+                Ev::Reconnect => {}
+            }
+            if let Some(t) = self.quitting
+                && t.elapsed() > Duration::from_secs(15)
+            {
+                warn!("no final state after abort/resign; leaving the game");
+                return self.report("left", None);
+            }
+        }
+    }
+
+    fn next_timer(&self) -> Option<Instant> {
+        let quit_check = self.quitting.map(|t| t + Duration::from_secs(16));
+        [self.abort_at.map(|(t, _)| t), self.claim_at, quit_check]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Handles one game stream item; `Some` when the game is over.
+    async fn on_event(&mut self, ev: GameEvent, kind: Option<String>) -> Option<GameReport> {
+        match ev {
+            GameEvent::GameFull(full) => {
+                let me = self.ctx.me.id.to_lowercase();
+                let white = full.white.id.as_deref().map(str::to_lowercase);
+                let black = full.black.id.as_deref().map(str::to_lowercase);
+                self.color = if white.as_deref() == Some(me.as_str()) {
+                    Some(Color::White)
+                } else if black.as_deref() == Some(me.as_str()) {
+                    Some(Color::Black)
+                } else {
+                    warn!("gameFull does not name us as a player");
+                    return Some(self.report("not our game", None));
+                };
+                self.start = if full.initial_fen.is_empty() || full.initial_fen == "startpos" {
+                    Position::startpos()
+                } else {
+                    match Position::from_fen(&full.initial_fen) {
+                        Ok(p) => p,
+                        Err(e) => {
+                            warn!(error = %e, "unusable initial FEN");
+                            return Some(self.report("bad initial position", None));
+                        }
+                    }
+                };
+                let state = full.state.clone();
+                let opening = state.move_list().len() < 2 && !state.is_terminal();
+                if !self.greeted && opening {
+                    self.greeted = true;
+                    let text = self.chat_text(&self.ctx.settings.game.greeting, &full);
+                    self.spawn_chat(text);
+                    let text = self.chat_text(&self.ctx.settings.chat.spectator_greeting, &full);
+                    self.spawn_chat_in(Room::Spectator, text);
+                }
+                self.full = Some(*full);
+                self.on_state(state).await
+            }
+            GameEvent::GameState(state) => self.on_state(state).await,
+            GameEvent::ChatLine(c) => {
+                debug!(room = %c.room, user = %c.username, text = %c.text, "chat");
+                self.answer_chat(&c.room, &c.username, &c.text);
+                None
+            }
+            GameEvent::OpponentGone {
+                gone,
+                claim_win_in_seconds,
+            } => {
+                self.claim_at = match (gone, claim_win_in_seconds) {
+                    (true, Some(s)) if self.ctx.settings.game.claim_victory => {
+                        info!(claim_in_s = s, "opponent gone");
+                        // The countdown is in whole seconds: claim a little after it.
+                        Some(Instant::now() + Duration::from_secs(s) + CLAIM_MARGIN)
+                    }
+                    _ => None,
+                };
+                None
+            }
+            GameEvent::Unknown => {
+                warn!(?kind, "unknown game event type ignored");
+                None
+            }
+        }
+    }
+
+    fn chat_text(&self, template: &str, full: &GameFull) -> String {
+        let opponent = match self.color {
+            Some(Color::White) => full.black.display(),
+            _ => full.white.display(),
+        };
+        template
+            .replace("{me}", &self.ctx.me.username)
+            .replace("{opponent}", &opponent)
+    }
+
+    fn spawn_chat(&self, text: String) {
+        self.spawn_chat_in(Room::Player, text);
+    }
+
+    /// Answers a chat command (`lichess::chat_commands`) in the room it was asked in.
+    fn answer_chat(&mut self, room: &str, user: &str, text: &str) {
+        let Some(room) = Room::parse(room) else {
+            return;
+        };
+        if !self.ctx.settings.chat.commands {
+            return;
+        }
+        let metrics = self.ctx.client.metrics();
+        let ctx = ChatContext {
+            bot_name: &self.ctx.me.username,
+            version: env!("CARGO_PKG_VERSION"),
+            eval: self.eval.as_ref(),
+            queue: QueueReport {
+                games_running: self.ctx.running.load(Ordering::Relaxed),
+                max_games: self.ctx.settings.challenge.max_games as usize,
+                challenges_waiting: usize::try_from(
+                    metrics.challenges_waiting.load(Ordering::Relaxed),
+                )
+                .unwrap_or(0),
+            },
+        };
+        if let Some(reply) = self
+            .chat
+            .respond(room, user, text, std::time::Instant::now(), &ctx)
+        {
+            info!(room = room.as_str(), %user, command = %text, "chat command answered");
+            self.spawn_chat_in(room, reply);
+        }
+    }
+
+    fn spawn_chat_in(&self, room: Room, text: String) {
+        let text = crate::lichess::chat_commands::truncate_chars(
+            &text,
+            crate::lichess::chat_commands::MAX_CHAT_CHARS,
+        );
+        if text.trim().is_empty() {
+            return;
+        }
+        let client = self.ctx.client.clone();
+        let id = self.id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = client.chat(&id, room.as_str(), &text).await {
+                warn!(error = %e, "chat failed");
+            }
+        });
+    }
+
+    fn spawn_action(&self, what: &'static str) {
+        let client = self.ctx.client.clone();
+        let id = self.id.clone();
+        tokio::spawn(async move {
+            let r = match what {
+                "abort" => client.abort(&id).await,
+                "resign" => client.resign(&id).await,
+                "claim-victory" => client.claim_victory(&id).await,
+                "draw-yes" => client.draw(&id, true).await,
+                "draw-no" => client.draw(&id, false).await,
+                "takeback-yes" => client.takeback(&id, true).await,
+                _ => client.takeback(&id, false).await,
+            };
+            match r {
+                Ok(()) => info!(game_id = %id, action = what, "sent"),
+                Err(e) => warn!(game_id = %id, action = what, error = %e, "failed"),
+            }
+        });
+    }
+
+    async fn on_state(&mut self, state: GameState) -> Option<GameReport> {
+        let key = state.moves.trim().to_owned();
+        if state.is_terminal() {
+            self.state = Some(state);
+            return Some(self.finish().await);
+        }
+        let moves = state.move_list();
+        let len = moves.len();
+        let game = match Game::from_uci_moves(self.start, &moves) {
+            Ok(g) => g,
+            Err(e) => {
+                // Keep the last good state: a bad line must not make us forget our turn.
+                warn!(error = %e, "cannot replay the move list; state skipped");
+                return None;
+            }
+        };
+        let Some(color) = self.color else {
+            // A gameState before any gameFull: keep it, act once we know our colour.
+            self.state = Some(state);
+            return None;
+        };
+        let our_turn = game.position().turn() == color;
+        let (opp_draw, opp_takeback) = match color {
+            Color::White => (state.bdraw, state.btakeback),
+            Color::Black => (state.wdraw, state.wtakeback),
+        };
+        self.state = Some(state);
+        self.game = Some(game);
+        if opp_draw && self.draw_answered != Some(len) {
+            self.draw_answered = Some(len);
+            let accept = match self.ctx.settings.game.draw_policy {
+                DrawPolicy::Accept => true,
+                DrawPolicy::Decline => false,
+                DrawPolicy::Eval => {
+                    f64::from(self.win_probability) <= self.ctx.settings.game.draw_accept_max_win
+                }
+            };
+            info!(accept, "draw offer");
+            self.spawn_action(if accept { "draw-yes" } else { "draw-no" });
+        }
+        if opp_takeback && self.takeback_answered != Some(len) {
+            self.takeback_answered = Some(len);
+            let accept = self.ctx.settings.game.accept_takebacks;
+            info!(accept, "takeback request");
+            self.spawn_action(if accept {
+                "takeback-yes"
+            } else {
+                "takeback-no"
+            });
+        }
+        // The opponent's first move has not come yet: abort if it never does.
+        let opponent_moved = len >= if color == Color::White { 2 } else { 1 };
+        self.abort_at = if !opponent_moved && !our_turn && self.quitting.is_none() {
+            match self.abort_at {
+                Some((t, l)) if l == len => Some((t, l)),
+                _ => Some((
+                    Instant::now() + Duration::from_secs(self.ctx.settings.game.abort_after_s),
+                    len,
+                )),
+            }
+        } else {
+            None
+        };
+        // A running search for another list (takeback) is stale.
+        if let Some(Job::Think { key: k, stop, .. }) = &self.job
+            && *k != key
+        {
+            stop.store(true, Ordering::Relaxed);
+        }
+        self.act();
+        None
+    }
+
+    /// Starts a search or a ponder when the turn rule allows it.
+    fn act(&mut self) {
+        let (Some(state), Some(game), Some(color)) = (&self.state, &self.game, self.color) else {
+            return;
+        };
+        if state.is_terminal() || self.quitting.is_some() {
+            return;
+        }
+        let key = state.moves.trim().to_owned();
+        let our_turn = game.position().turn() == color;
+        if let Some(Job::Ponder { stop, .. }) = &self.job {
+            if our_turn {
+                stop.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if self.job.is_some() {
+            return;
+        }
+        let picker = match self.picker.take() {
+            Some(p) => p,
+            None => {
+                let hash = self.ctx.settings.search.hash_mb
+                    / u64::from(self.ctx.settings.challenge.max_games.max(1));
+                self.ctx.pickers.create(hash.max(1))
+            }
+        };
+        if our_turn && self.post.is_none() && self.answered.as_deref() != Some(key.as_str()) {
+            let (ours, inc) = match color {
+                Color::White => (state.wtime, state.winc),
+                Color::Black => (state.btime, state.binc),
+            };
+            let first_move = game.moves().len() < 2;
+            let budget = budget(
+                &self.ctx.settings.game,
+                ours,
+                inc,
+                first_move,
+                self.ctx.running.load(Ordering::Relaxed),
+                self.ctx.settings.search.threads,
+            );
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let game = game.clone();
+            let mut picker = picker;
+            let handle = tokio::task::spawn_blocking(move || {
+                let t = std::time::Instant::now();
+                let pick = picker.pick(&game, &budget, &flag);
+                (picker, pick, t.elapsed())
+            });
+            debug!(
+                soft_ms = budget.soft.as_millis() as u64,
+                hard_ms = budget.hard.as_millis() as u64,
+                "thinking"
+            );
+            self.answered = Some(key.clone());
+            self.job = Some(Job::Think {
+                handle,
+                stop,
+                key,
+                deadline: Instant::now() + budget.hard + Duration::from_millis(20),
+                stopped: false,
+                received: self.received,
+            });
+        } else if !our_turn
+            && self.ctx.settings.game.ponder
+            && self.ctx.running.load(Ordering::Relaxed) <= 1
+            && !game.moves().is_empty()
+        {
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let game = game.clone();
+            let mut picker = picker;
+            let handle = tokio::task::spawn_blocking(move || {
+                picker.ponder(&game, &flag);
+                picker
+            });
+            self.job = Some(Job::Ponder { handle, stop });
+        } else {
+            self.picker = Some(picker);
+        }
+    }
+
+    fn on_thought(&mut self, r: Result<ThinkOut, tokio::task::JoinError>) {
+        let Some(Job::Think { key, received, .. }) = self.job.take() else {
+            return;
+        };
+        let (pick, think) = match r {
+            Ok((picker, pick, think)) => {
+                self.picker = Some(picker);
+                (pick, think)
+            }
+            Err(e) => {
+                warn!(error = %e, "the move picker failed; playing a fallback move");
+                (None, Duration::ZERO)
+            }
+        };
+        let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
+        if current.as_deref() != Some(key.as_str()) {
+            // The position changed while thinking (takeback): forget this answer.
+            if self.answered.as_deref() == Some(key.as_str()) {
+                self.answered = None;
+            }
+            self.act();
+            return;
+        }
+        let pick = pick.or_else(|| self.fallback_pick());
+        let Some(pick) = pick else {
+            warn!("no legal move");
+            return;
+        };
+        self.win_probability = pick.win_probability;
+        let eval = self
+            .picker
+            .as_ref()
+            .and_then(|p| p.last_eval())
+            .unwrap_or_else(|| EvalReport {
+                win_probability: Some(pick.win_probability),
+                pv: vec![pick.mv.to_string()],
+                ..EvalReport::default()
+            });
+        self.stats.record_move(think, eval.nodes);
+        self.eval = Some(eval);
+        if pick.proven == Some(Proven::Loss) && self.ctx.settings.game.resign_proven_loss {
+            info!("proven loss: resigning");
+            self.spawn_action("resign");
+            return;
+        }
+        self.post_move(pick, key, received, think);
+    }
+
+    fn fallback_pick(&self) -> Option<Pick> {
+        let game = self.game.as_ref()?;
+        let budget = Budget {
+            soft: Duration::ZERO,
+            hard: Duration::ZERO,
+            threads: 1,
+        };
+        SimplePicker::default().pick(game, &budget, &AtomicBool::new(false))
+    }
+
+    fn post_move(&mut self, pick: Pick, key: String, received: Instant, think: Duration) {
+        let uci = pick.mv.to_string();
+        self.post_timing = Some((received, think));
+        let client = self.ctx.client.clone();
+        let id = self.id.clone();
+        let metrics = self.ctx.metrics.clone();
+        let win = pick.win_probability;
+        self.post = Some((
+            Box::pin(async move {
+                // Measured as the request leaves: everything but the think time is overhead.
+                let overhead = received.elapsed().saturating_sub(think);
+                metrics.record(overhead);
+                info!(mv = %uci, think_ms = think.as_millis() as u64,
+                    overhead_us = overhead.as_micros() as u64, win, "move");
+                client.make_move(&id, &uci, None).await
+            }),
+            key,
+        ));
+    }
+
+    fn on_think_deadline(&mut self) {
+        let Some(Job::Think {
+            stop,
+            deadline,
+            stopped,
+            ..
+        }) = &mut self.job
+        else {
+            return;
+        };
+        stop.store(true, Ordering::Relaxed);
+        if !*stopped {
+            *stopped = true;
+            *deadline += STUCK_GRACE;
+            return;
+        }
+        // The picker ignores its stop flag: abandon it (a new one is created) and play now.
+        let Some(Job::Think { key, received, .. }) = self.job.take() else {
+            return;
+        };
+        warn!("move picker missed its deadline; playing a fallback move");
+        if let Some(pick) = self.fallback_pick() {
+            self.post_move(pick, key, received, Duration::ZERO);
+        }
+    }
+
+    fn on_posted(&mut self, r: Result<(), ApiError>) -> Option<GameReport> {
+        let (_, key) = self.post.take()?;
+        let timing = self.post_timing.take();
+        match r {
+            Ok(()) => {
+                if let Some((received, think)) = timing {
+                    self.ctx
+                        .client
+                        .metrics()
+                        .record_move(received.elapsed(), think);
+                }
+            }
+            Err(e @ ApiError::Unauthorized { .. }) => {
+                return Some(self.report("unauthorized", Some(e.to_string())));
+            }
+            Err(e) => {
+                let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
+                if current.as_deref() != Some(key.as_str()) {
+                    debug!(error = %e, "move error after the position moved on; ignored");
+                } else {
+                    let ply = key.split_ascii_whitespace().count();
+                    self.rejected = if self.rejected.0 == ply {
+                        (ply, self.rejected.1 + 1)
+                    } else {
+                        (ply, 1)
+                    };
+                    warn!(error = %e, attempt = self.rejected.1, "move not accepted; re-syncing from the stream");
+                    self.answered = None;
+                    if self.rejected.1 >= MAX_REJECTED {
+                        warn!("giving up on this game after repeated move rejections");
+                        self.quit_game();
+                        return None;
+                    }
+                    if e.status() == Some(400) {
+                        // Reopen the stream: its gameFull is the truth.
+                        self.reader = None;
+                        self.connecting = None;
+                        self.reconnect_at = Some(Instant::now());
+                    } else {
+                        self.act();
+                    }
+                }
+            }
+        }
+        self.act();
+        None
+    }
+
+    fn on_timer(&mut self) {
+        let now = Instant::now();
+        if let Some((t, _)) = self.abort_at
+            && t <= now
+        {
+            self.abort_at = None;
+            info!("the opponent never made a first move: aborting");
+            self.spawn_action("abort");
+        }
+        if let Some(t) = self.claim_at
+            && t <= now
+        {
+            self.claim_at = None;
+            info!("claiming the win: the opponent left");
+            self.spawn_action("claim-victory");
+        }
+    }
+
+    fn quit_game(&mut self) {
+        if let Some(Job::Think { stop, .. } | Job::Ponder { stop, .. }) = &self.job {
+            stop.store(true, Ordering::Relaxed);
+        }
+        self.quitting.get_or_insert_with(Instant::now);
+        let abortable = self.state.as_ref().is_none_or(|s| s.move_list().len() < 2);
+        let action = match self.ctx.settings.shutdown.mode {
+            ShutdownMode::Abort | ShutdownMode::Finish if abortable => "abort",
+            _ => "resign",
+        };
+        info!(action, "leaving the game");
+        self.spawn_action(action);
+    }
+
+    async fn finish(&mut self) -> GameReport {
+        if let Some(Job::Think { stop, .. } | Job::Ponder { stop, .. }) = &self.job {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let Some(state) = self.state.clone() else {
+            return self.report("finished", None);
+        };
+        let mut report = self.report(&state.status, None);
+        if let Some(full) = &self.full {
+            let text = pgn::render(self.ctx.client.base_url(), full, &state);
+            if let Some(dir) = &self.ctx.settings.game.pgn_dir
+                && let Err(e) = pgn::append(dir, &text)
+            {
+                warn!(error = %e, dir = %dir.display(), "cannot write the PGN");
+            }
+            report.pgn = Some(text);
+            let goodbye = self.chat_text(&self.ctx.settings.game.goodbye, full);
+            if !goodbye.is_empty() && state.status != "aborted" {
+                let chat = self.ctx.client.chat(&self.id, "player", &goodbye);
+                if let Ok(Err(e)) = tokio::time::timeout(Duration::from_secs(3), chat).await {
+                    warn!(error = %e, "goodbye chat failed");
+                }
+            }
+        }
+        info!(status = %state.status, result = %report.result, "game over");
+        self.summarize(&state);
+        report
+    }
+
+    /// Logs the per-game summary line and counts the result in the metrics.
+    fn summarize(&self, state: &GameState) {
+        let Some(color) = self.color else {
+            return;
+        };
+        let (our_color, clock_ms) = match color {
+            Color::White => ("white", state.wtime),
+            Color::Black => ("black", state.btime),
+        };
+        let result = GameResult::from_lichess(&state.status, state.winner.as_deref(), our_color);
+        let opponent = self
+            .full
+            .as_ref()
+            .map(|f| match color {
+                Color::White => f.black.display(),
+                Color::Black => f.white.display(),
+            })
+            .unwrap_or_else(|| "?".into());
+        let has_clock = self.full.as_ref().is_some_and(|f| f.clock.is_some());
+        let summary = GameSummary {
+            game_id: self.id.clone(),
+            opponent,
+            result,
+            termination: state.status.clone(),
+            clock_left: has_clock.then(|| Duration::from_millis(clock_ms.max(0) as u64)),
+            stats: self.stats,
+        };
+        summary.log();
+        self.ctx
+            .client
+            .metrics()
+            .record_game(result, summary.is_time_forfeit());
+    }
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(t) => tokio::time::sleep_until(t).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_keeps_a_reserve_and_caps_the_first_move() {
+        let g = GameSettings::default();
+        // 3+2: a few seconds at most, far below the clock.
+        let b = budget(&g, 180_000, 2_000, false, 1, 1);
+        assert!(
+            b.soft >= Duration::from_millis(5_000) && b.soft <= Duration::from_millis(8_000),
+            "{b:?}"
+        );
+        assert!(b.hard >= b.soft && b.hard <= Duration::from_millis(45_000));
+        // Almost flagged: nothing to think with.
+        let b = budget(&g, 1_000, 0, false, 1, 1);
+        assert_eq!(b.hard, Duration::ZERO);
+        // The reserve covers three overheads.
+        let big = GameSettings {
+            move_overhead_ms: 1_000,
+            ..g.clone()
+        };
+        let b = budget(&big, 4_000, 0, false, 1, 1);
+        assert_eq!(b.hard, Duration::ZERO);
+        // First move capped.
+        let b = budget(&g, 3_600_000, 0, true, 1, 1);
+        assert!(b.hard <= Duration::from_millis(g.first_move_think_ms));
+        // Unlimited clocks do not think for hours.
+        let b = budget(&g, 2_147_483_647, 0, false, 1, 1);
+        assert!(b.hard <= Duration::from_secs(60));
+        // Threads shared among games.
+        assert_eq!(budget(&g, 60_000, 0, false, 2, 4).threads, 2);
+        assert_eq!(budget(&g, 60_000, 0, false, 8, 2).threads, 1);
+    }
+}

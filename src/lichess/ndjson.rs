@@ -1,0 +1,267 @@
+//! ND-JSON line reading over a streaming body, whatever the chunking.
+//!
+//! Lines are split on `\n` by a buffered reader (never by chunk); blank lines are keep-alives;
+//! a read-idle watchdog reports a stream that stays silent too long (a socket stuck in
+//! CLOSE-WAIT is a real lichess failure mode); over-long lines are cut and reported rather than
+//! buffered without bound; lines that are not JSON are returned as `Malformed` with a truncated
+//! copy for the log, so one bad line never ends a stream.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+
+/// Longest line kept (lichess lines are a few kB at most).
+pub const MAX_LINE: usize = 1 << 20;
+/// How much of a bad line goes into the log.
+const LOG_PREFIX: usize = 200;
+
+/// One read from an ND-JSON stream.
+#[derive(Debug)]
+pub enum Line<T> {
+    /// A blank line: the server is alive.
+    KeepAlive,
+    /// A parsed object, with its `type` field for the log.
+    Item(T, Option<String>),
+    /// JSON that is not a known shape, with the `type` if there was one (logged and ignored).
+    Unknown {
+        /// The `type` field, if any.
+        kind: Option<String>,
+    },
+    /// Not JSON, or not a valid object; a truncated copy for the log.
+    Malformed {
+        /// First bytes of the line.
+        excerpt: String,
+        /// Parser message.
+        error: String,
+    },
+}
+
+/// Why a stream ended.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamEnd {
+    /// The server closed the stream.
+    #[error("stream closed by the server")]
+    Eof,
+    /// Nothing (not even a keep-alive) arrived within the idle timeout.
+    #[error("stream silent for {0:?}: watchdog")]
+    Idle(Duration),
+    /// A read error (connection reset...).
+    #[error("stream read error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads lines with a watchdog.
+pub struct NdjsonReader<R> {
+    reader: R,
+    idle: Duration,
+    buf: Vec<u8>,
+    line_at: std::time::Instant,
+}
+
+impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
+    /// `idle`: the watchdog timeout.
+    pub fn new(reader: R, idle: Duration) -> Self {
+        Self {
+            reader,
+            idle,
+            buf: Vec::with_capacity(4096),
+            line_at: std::time::Instant::now(),
+        }
+    }
+
+    /// The next line, raw (without the newline), or why the stream ended. Over-long lines are
+    /// returned cut at [`MAX_LINE`] bytes (they then fail to parse and are reported).
+    pub async fn next_raw(&mut self) -> Result<&[u8], StreamEnd> {
+        self.buf.clear();
+        let mut overflow = false;
+        loop {
+            let chunk = match tokio::time::timeout(self.idle, self.reader.fill_buf()).await {
+                Err(_) => return Err(StreamEnd::Idle(self.idle)),
+                Ok(Err(e)) => return Err(StreamEnd::Io(e)),
+                Ok(Ok(c)) => c,
+            };
+            if chunk.is_empty() {
+                // EOF: a final line without newline still counts.
+                if self.buf.is_empty() {
+                    return Err(StreamEnd::Eof);
+                }
+                break;
+            }
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(self.buf.len());
+            let data = &chunk[..take];
+            if data.len() > room {
+                overflow = true;
+            }
+            self.buf.extend_from_slice(&data[..data.len().min(room)]);
+            self.reader.consume(take);
+            if done {
+                self.line_at = std::time::Instant::now();
+                break;
+            }
+        }
+        while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
+            self.buf.pop();
+        }
+        if overflow {
+            tracing::warn!(bytes = self.buf.len(), "over-long stream line cut");
+        }
+        Ok(&self.buf)
+    }
+
+    /// When the last line's newline was read (before parsing): the start of the turn latency.
+    pub fn line_at(&self) -> std::time::Instant {
+        self.line_at
+    }
+
+    /// The next line, classified and parsed as `T`.
+    pub async fn next<T: DeserializeOwned + KnownFields>(&mut self) -> Result<Line<T>, StreamEnd> {
+        let raw = self.next_raw().await?;
+        Ok(classify(raw))
+    }
+}
+
+/// Top-level fields a line type knows, so that new lichess fields are logged (at debug level:
+/// lichess adds fields often and they are harmless) rather than silently dropped.
+pub trait KnownFields {
+    /// The fields of lines with this `type` (`None`: do not check).
+    fn known_fields(kind: &str) -> Option<&'static [&'static str]>;
+}
+
+/// Parses one raw line.
+pub fn classify<T: DeserializeOwned + KnownFields>(raw: &[u8]) -> Line<T> {
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Line::KeepAlive;
+    }
+    let value: serde_json::Value = match serde_json::from_slice(raw) {
+        Ok(v) => v,
+        Err(e) => {
+            return Line::Malformed {
+                excerpt: excerpt(raw),
+                error: e.to_string(),
+            };
+        }
+    };
+    let kind = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .map(str::to_owned);
+    if !value.is_object() {
+        return Line::Malformed {
+            excerpt: excerpt(raw),
+            error: "not a JSON object".into(),
+        };
+    }
+    if let (Some(k), Some(obj)) = (kind.as_deref(), value.as_object())
+        && let Some(known) = T::known_fields(k)
+    {
+        for field in obj
+            .keys()
+            .filter(|f| *f != "type" && !known.contains(&f.as_str()))
+        {
+            tracing::debug!(kind = k, field = %field, "unknown field ignored");
+        }
+    }
+    match serde_json::from_value::<T>(value) {
+        Ok(item) => Line::Item(item, kind),
+        Err(e) if kind.is_some() => Line::Malformed {
+            excerpt: excerpt(raw),
+            error: e.to_string(),
+        },
+        Err(_) => Line::Unknown { kind },
+    }
+}
+
+/// A log-safe excerpt of a line.
+pub fn excerpt(raw: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&raw[..raw.len().min(LOG_PREFIX)]).into_owned();
+    if raw.len() > LOG_PREFIX {
+        format!("{s}... ({} bytes)", raw.len())
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lichess::model::{Event, GameEvent};
+
+    fn reader(chunks: Vec<&'static [u8]>) -> NdjsonReader<impl AsyncBufRead + Unpin> {
+        let stream = futures_util::stream::iter(
+            chunks
+                .into_iter()
+                .map(|c| Ok::<_, std::io::Error>(bytes::Bytes::from_static(c))),
+        );
+        NdjsonReader::new(
+            tokio_util::io::StreamReader::new(stream),
+            Duration::from_secs(5),
+        )
+    }
+
+    #[tokio::test]
+    async fn lines_split_across_chunks() {
+        let mut r = reader(vec![
+            b"{\"type\":\"game",
+            b"State\",\"moves\":\"e2e4\",\"status\":\"started\"}\n\n{\"ty",
+            b"pe\":\"chatLine\",\"text\":\"hi\"}\r\nnot json\n[1]\n{\"type\":\"gameState\",\"wtime\":\"x\"}\n{\"type\":\"zzz\"}",
+        ]);
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Item(GameEvent::GameState(_), _)
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::KeepAlive
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Item(GameEvent::ChatLine(_), _)
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            r.next::<Event>().await.unwrap(),
+            Line::Item(Event::Unknown, Some(_))
+        ));
+        assert!(matches!(r.next::<Event>().await, Err(StreamEnd::Eof)));
+    }
+
+    #[tokio::test]
+    async fn over_long_line_is_cut_and_reported() {
+        let big: &'static [u8] = Box::leak(vec![b'x'; MAX_LINE + 10].into_boxed_slice());
+        let mut r = reader(vec![big, b"\n{\"type\":\"gameState\"}\n"]);
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Malformed { .. }
+        ));
+        assert!(matches!(
+            r.next::<GameEvent>().await.unwrap(),
+            Line::Item(GameEvent::GameState(_), _)
+        ));
+    }
+
+    #[tokio::test]
+    async fn silent_stream_trips_the_watchdog() {
+        let (_tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(1);
+        let mut r = NdjsonReader::new(
+            tokio_util::io::StreamReader::new(tokio_stream::wrappers::ReceiverStream::new(rx)),
+            Duration::from_millis(50),
+        );
+        assert!(matches!(r.next::<Event>().await, Err(StreamEnd::Idle(_))));
+    }
+}

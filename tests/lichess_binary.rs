@@ -1,0 +1,178 @@
+//! Tests of the `atomic-bot` binary against the fake server: signals, exit codes, and the
+//! token never appearing in the logs (trace level, captured).
+
+mod common;
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use atomic_bot::fakelichess::ChallengeSpec;
+use common::*;
+
+fn bot_command(url: &str, token: &str, dir: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_atomic-bot"));
+    c.arg("lichess")
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("LICHESS_BOT_TOKEN", token)
+        .env("ATOMIC_BOT_LICHESS__URL", url)
+        .env("ATOMIC_BOT_LICHESS__RECONNECT_MIN_MS", "50")
+        .env("ATOMIC_BOT_GAME__PONDER", "false")
+        .env("ATOMIC_BOT_SEARCH__ENGINE", "simple")
+        .env("RUST_LOG", "trace")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Collects a child's stdout+stderr on threads (trace logs would fill a pipe).
+fn capture(child: &mut Child) -> Vec<std::thread::JoinHandle<String>> {
+    let mut out = Vec::new();
+    if let Some(mut s) = child.stdout.take() {
+        out.push(std::thread::spawn(move || {
+            let mut v = String::new();
+            let _ = s.read_to_string(&mut v);
+            v
+        }));
+    }
+    if let Some(mut s) = child.stderr.take() {
+        out.push(std::thread::spawn(move || {
+            let mut v = String::new();
+            let _ = s.read_to_string(&mut v);
+            v
+        }));
+    }
+    out
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+fn term(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("atomic-bot-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plays_a_game_then_sigterm_while_idle_exits_0_within_5s_and_never_logs_the_token() {
+    let fake = fake().await;
+    let dir = tempdir("sigterm");
+    let mut child = bot_command(&fake.url(), BOT_TOKEN, &dir).spawn().unwrap();
+    let logs = capture(&mut child);
+    wait_connected(&fake, 1).await;
+    // A whole game first, so the logs cover every request kind.
+    let id = fake
+        .challenge(HUMAN, BOT, &ChallengeSpec::default())
+        .unwrap();
+    assert!(
+        fake.wait_until(Duration::from_secs(20), |f| f.game(&id).is_some())
+            .await
+    );
+    let opp = opponent(&fake.url(), HUMAN_TOKEN, &id).await;
+    let g = fake
+        .wait_game_over(&id, Duration::from_secs(60))
+        .await
+        .expect("game over");
+    assert_ne!(g.status, "aborted");
+    let _ = opp.await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Idle now: SIGTERM.
+    let t = Instant::now();
+    term(&child);
+    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(5)))
+        .expect("did not exit within 5 s");
+    assert!(status.success(), "{status:?}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(
+        text.contains("game over"),
+        "logs not captured: {}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(!text.contains(BOT_TOKEN), "the token leaked into the logs");
+    assert!(!text.contains("SECRET123"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejected_token_exits_1_with_a_clear_message_without_the_token() {
+    let fake = fake().await;
+    let dir = tempdir("401");
+    let token = "lip_wrongtoken_SECRET999";
+    let mut child = bot_command(&fake.url(), token, &dir).spawn().unwrap();
+    let logs = capture(&mut child);
+    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(20)))
+        .expect("exits");
+    assert_eq!(status.code(), Some(1));
+    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(text.contains("401"), "{text}");
+    assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
+    assert!(!text.contains(token));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_configuration_exits_2_naming_the_key() {
+    let dir = tempdir("badcfg");
+    let mut c = bot_command("http://127.0.0.1:9", BOT_TOKEN, &dir);
+    c.env("ATOMIC_BOT_CHALLENGE__MAX_GAMES", "lots");
+    let mut child = c.spawn().unwrap();
+    let logs = capture(&mut child);
+    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(10)))
+        .expect("exits");
+    assert_eq!(status.code(), Some(2));
+    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(text.contains("max_games"), "{text}");
+    // No token at all.
+    let mut c = bot_command("http://127.0.0.1:9", "", &dir);
+    c.env_remove("LICHESS_BOT_TOKEN");
+    let mut child = c.spawn().unwrap();
+    let logs = capture(&mut child);
+    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(10)))
+        .expect("exits");
+    assert_eq!(status.code(), Some(2));
+    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn demo_plays_a_game_offline_and_prints_the_pgn() {
+    let dir = tempdir("demo");
+    let out = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
+        .args(["demo", "--clock", "30+1", "--engine", "simple"])
+        .current_dir(&dir)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Result: "), "{text}");
+    assert!(text.contains("[Variant \"Atomic\"]"), "{text}");
+    assert!(text.contains("[TimeControl \"30+1\"]"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

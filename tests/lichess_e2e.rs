@@ -1,0 +1,790 @@
+//! End-to-end tests of the bot against the local lichess-compatible server on 127.0.0.1:0.
+
+mod common;
+
+use std::time::Duration;
+
+use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
+use common::*;
+
+const T: Duration = Duration::from_secs(30);
+
+fn spec(clock: Option<(u32, u32)>) -> ChallengeSpec {
+    ChallengeSpec {
+        clock,
+        ..ChallengeSpec::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
+    let fake = fake().await;
+    let dir = std::env::temp_dir().join(format!("atomic-bot-pgn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut s = settings(&fake.url());
+    s.game.pgn_dir = Some(dir.clone());
+    let mut bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some()).await,
+        "not accepted"
+    );
+    let opp = opponent(&fake.url(), HUMAN_TOKEN, &id).await;
+    let g = fake.wait_game_over(&id, T).await.expect("game over");
+    assert_ne!(g.status, "aborted");
+    assert_legal(&g.moves);
+    let report = tokio::time::timeout(T, bot.reports.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.id, id);
+    assert_eq!(report.status, g.status);
+    // No move of ours was ever refused, and the greeting and goodbye were sent.
+    assert!(bot_moves(&fake, &id).iter().all(|r| r.status == 200));
+    let chat = fake.chat(&id);
+    assert!(
+        chat.iter().any(|(u, t)| u == BOT && t == "hi Human1"),
+        "{chat:?}"
+    );
+    assert!(chat.iter().any(|(u, t)| u == BOT && t == "gg"), "{chat:?}");
+    // The User-Agent identifies the bot.
+    assert!(
+        fake.requests()
+            .iter()
+            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "move")
+            .all(|r| r.user_agent.starts_with("atomic-bot/")
+                && r.user_agent.ends_with("user:AtomicBot"))
+    );
+    // PGN appended with the usual headers.
+    let pgn = std::fs::read_to_string(dir.join("atomic-bot.pgn")).unwrap();
+    for h in [
+        "[Event \"Casual Atomic game\"]",
+        "[Variant \"Atomic\"]",
+        "[TimeControl \"60+1\"]",
+        "[White ",
+        "[Black ",
+        "[Date ",
+        "[Site ",
+        "[Termination ",
+    ] {
+        assert!(pgn.contains(h), "{h} missing in {pgn}");
+    }
+    assert!(pgn.contains(&format!("[Result \"{}\"]", report.result)));
+    let _ = opp.await;
+    bot.stop.cancel();
+    assert!(
+        tokio::time::timeout(T, bot.task)
+            .await
+            .unwrap()
+            .unwrap()
+            .is_ok()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_policy_rule_declines_with_its_reason() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.challenge.max_initial_s = 600;
+    s.challenge.block_list = vec!["human3".into()];
+    s.challenge.modes = vec!["casual".into()];
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let cases: Vec<(&str, ChallengeSpec, &str)> = vec![
+        (
+            HUMAN,
+            ChallengeSpec {
+                variant: "standard".into(),
+                ..spec(Some((180, 2)))
+            },
+            "variant",
+        ),
+        (HUMAN, spec(Some((15, 0))), "toofast"),
+        (HUMAN, spec(Some((1200, 0))), "tooslow"),
+        (
+            HUMAN,
+            ChallengeSpec {
+                clock: None,
+                days: Some(3),
+                ..ChallengeSpec::default()
+            },
+            "timecontrol",
+        ),
+        (
+            HUMAN,
+            ChallengeSpec {
+                clock: None,
+                days: None,
+                ..ChallengeSpec::default()
+            },
+            "timecontrol",
+        ),
+        (
+            HUMAN,
+            ChallengeSpec {
+                rated: true,
+                ..spec(Some((180, 2)))
+            },
+            "casual",
+        ),
+        ("human3", spec(Some((180, 2))), "generic"),
+    ];
+    let mut ids = Vec::new();
+    for (from, sp, reason) in &cases {
+        ids.push((fake.challenge(from, BOT, sp).unwrap(), *reason));
+    }
+    for (id, reason) in &ids {
+        assert!(
+            fake.wait_until(T, |f| f
+                .challenge_status(id)
+                .is_some_and(|s| s.0 == "declined"))
+                .await,
+            "{reason} not declined"
+        );
+        assert_eq!(
+            fake.challenge_status(id).unwrap().1.as_deref(),
+            Some(*reason)
+        );
+    }
+    bot.stop.cancel();
+    let _ = bot.task.await;
+
+    // Bots / humans.
+    let fake = common::fake().await;
+    let mut s = settings(&fake.url());
+    s.challenge.accept_bots = false;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(OTHER_BOT, BOT, &spec(Some((180, 2))))
+        .unwrap();
+    assert!(
+        fake.wait_until(T, |f| f
+            .challenge_status(&id)
+            .is_some_and(|s| s.0 == "declined"))
+            .await
+    );
+    assert_eq!(
+        fake.challenge_status(&id).unwrap().1.as_deref(),
+        Some("nobot")
+    );
+    bot.stop.cancel();
+    let _ = bot.task.await;
+    let fake = common::fake().await;
+    let mut s = settings(&fake.url());
+    s.challenge.only_bots = true;
+    s.challenge.allow_list = vec![];
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((180, 2)))).unwrap();
+    assert!(
+        fake.wait_until(T, |f| f
+            .challenge_status(&id)
+            .is_some_and(|s| s.0 == "declined"))
+            .await
+    );
+    assert_eq!(
+        fake.challenge_status(&id).unwrap().1.as_deref(),
+        Some("onlybot")
+    );
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_limit_is_never_exceeded_and_the_queue_drains() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.challenge.max_games = 2;
+    s.challenge.queue_size = 1;
+    // Opponents never move: the bot aborts after 1 s, which frees the slots.
+    s.game.abort_after_s = 1;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let from = ["human1", "human2", "human3", "otherbot", "human1"];
+    let ids: Vec<String> = from
+        .iter()
+        .map(|f| {
+            fake.challenge(
+                f,
+                BOT,
+                &ChallengeSpec {
+                    color: "black".into(),
+                    ..spec(Some((60, 0)))
+                },
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut max_seen = 0;
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        max_seen = max_seen.max(fake.running_games(BOT));
+        let answered = ids
+            .iter()
+            .filter(|id| fake.challenge_status(id).is_some_and(|s| s.0 != "created"))
+            .count();
+        let games_over = fake
+            .game_ids()
+            .iter()
+            .all(|g| fake.game(g).is_some_and(|s| s.is_over()));
+        if answered == ids.len() && games_over && fake.game_ids().len() == 3 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timeout; {max_seen}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(max_seen <= 2, "{max_seen} games at once");
+    assert_eq!(max_seen, 2);
+    // 2 accepted at once, 1 queued then accepted, 2 declined with `later`.
+    let later = ids
+        .iter()
+        .filter(|id| fake.challenge_status(id).unwrap().1.as_deref() == Some("later"))
+        .count();
+    assert_eq!(later, 2);
+    for g in fake.game_ids() {
+        assert_eq!(fake.game(&g).unwrap().status, "aborted");
+    }
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_and_game_streams_cut_mid_game_reconnect_and_finish() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    // The opponent thinks 30 ms a move so the cut lands mid-game.
+    let opp = opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        &id,
+        ScriptedFactory::new(&[], Duration::from_millis(30)),
+    )
+    .await;
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 6))
+            .await
+    );
+    fake.cut_streams();
+    let g = fake
+        .wait_game_over(&id, T)
+        .await
+        .expect("finished after the cut");
+    assert!(g.moves.len() > 6);
+    assert_ne!(g.status, "aborted");
+    assert!(
+        fake.event_stream_connections(BOT) >= 2,
+        "event stream not reopened"
+    );
+    let game_streams = fake
+        .requests()
+        .iter()
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "game_stream")
+        .count();
+    assert!(game_streams >= 2);
+    let _ = opp.await;
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_event_stream_is_dropped_by_the_watchdog() {
+    let fake = fake().await;
+    fake.silence_next_event_streams(1);
+    let mut s = settings(&fake.url());
+    s.lichess.stream_idle_timeout_ms = 300;
+    let bot = start_bot(s);
+    wait_connected(&fake, 2).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    assert!(
+        fake.wait_until(T, |f| f
+            .challenge_status(&id)
+            .is_some_and(|s| s.0 == "accepted"))
+            .await
+    );
+    kill(bot).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
+    let fake = fake().await;
+    let s = settings(&fake.url());
+    let cooldown = Duration::from_millis(s.lichess.rate_limit_cooldown_ms);
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    fake.fail_next(
+        "move",
+        429,
+        "<html><body>Too many requests</body></html>",
+        1,
+    );
+    // The bot is white: its first move gets the 429.
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
+            .await,
+        "no move after the cooldown"
+    );
+    let moves = bot_moves(&fake, &id);
+    assert_eq!(moves.len(), 2, "{moves:?}");
+    assert_eq!(moves[0].status, 429);
+    assert_eq!(moves[1].status, 200);
+    assert!(
+        moves[1].at - moves[0].at >= cooldown,
+        "retried after {:?}",
+        moves[1].at - moves[0].at
+    );
+    kill(bot).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_500_is_retried() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    fake.fail_next("accept", 500, "{\"error\":\"boom\"}", 2);
+    fake.fail_next("move", 502, "<html>bad gateway</html>", 2);
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
+            .await
+    );
+    let moves = bot_moves(&fake, &id);
+    assert_eq!(
+        moves.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![502, 502, 200]
+    );
+    kill(bot).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_lines_unknown_events_and_fields_are_ignored() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    for line in [
+        "this is not json",
+        "{\"type\":\"gameStart\",\"game\":42}",
+        "[1,2,3]",
+        "{\"type\":\"brandNewEvent\",\"payload\":{\"x\":1}}",
+        "{\"no_type\":true}",
+        "{\"type\":\"challenge\"",
+    ] {
+        fake.push_event_line(BOT, line);
+    }
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some()).await,
+        "not accepted after junk"
+    );
+    let opp = opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        &id,
+        ScriptedFactory::new(&[], Duration::from_millis(20)),
+    )
+    .await;
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 2))
+            .await
+    );
+    for line in [
+        "garbage {",
+        "{\"type\":\"gameState\",\"moves\":42}",
+        "{\"type\":\"somethingNew\",\"a\":1}",
+        "{\"type\":\"chatLine\",\"room\":\"player\",\"username\":\"x\",\"text\":\"hi\",\"extra\":[1]}",
+        "{\"type\":\"gameState\",\"moves\":\"e2e4 zz99\",\"status\":\"started\"}",
+    ] {
+        fake.push_game_line(&id, line);
+    }
+    let g = fake.wait_game_over(&id, T).await.expect("game over");
+    assert_legal(&g.moves);
+    assert!(bot_moves(&fake, &id).iter().all(|r| r.status == 200));
+    let _ = opp.await;
+    bot.stop.cancel();
+    assert!(bot.task.await.unwrap().is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn castling_reported_as_king_takes_rook_keeps_the_position_in_sync() {
+    let fake = fake_with(FakeConfig {
+        castling: Castling::KingTakesRook,
+        ..FakeConfig::default()
+    })
+    .await;
+    // The bot (white) castles short as e1g1; the server writes e1h1.
+    let bot = start_bot_with(
+        settings(&fake.url()),
+        ScriptedFactory::new(
+            &["g1f3", "e2e3", "f1e2", "e1g1", "a2a3", "h2h3"],
+            Duration::ZERO,
+        ),
+    );
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let opp = opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        &id,
+        ScriptedFactory::new(
+            &["a7a6", "a6a5", "b7b6", "b6b5", "h7h6", "h6h5"],
+            Duration::ZERO,
+        ),
+    )
+    .await;
+    assert!(
+        fake.wait_until(T, |f| f
+            .game(&id)
+            .is_some_and(|g| g.moves.len() >= 10 || g.is_over()))
+            .await
+    );
+    let g = fake.game(&id).unwrap();
+    assert_eq!(
+        &g.moves[..8],
+        &[
+            "g1f3", "a7a6", "e2e3", "a6a5", "f1e2", "b7b6", "e1h1", "b6b5"
+        ]
+    );
+    assert_eq!(
+        g.moves[8], "a2a3",
+        "the bot lost sync after castling: {:?}",
+        g.moves
+    );
+    assert!(bot_moves(&fake, &id).iter().all(|r| r.status == 200));
+    opp.abort();
+    kill(bot).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offers_only_game_states_never_cause_a_double_move() {
+    let fake = fake().await;
+    // The bot thinks 150 ms per move, so the offer states arrive while it thinks.
+    let bot = start_bot_with(
+        settings(&fake.url()),
+        ScriptedFactory::new(&[], Duration::from_millis(150)),
+    );
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                ..spec(Some((120, 1)))
+            },
+        )
+        .unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    // Human is white. Each turn: move, then immediately offer a draw and a takeback.
+    let script = ["a2a3", "a3a4", "h2h3", "h3h4", "b2b3"];
+    for (i, mv) in script.iter().enumerate() {
+        let ply = 2 * i;
+        assert!(
+            fake.wait_until(T, |f| f
+                .game(&id)
+                .is_some_and(|g| g.moves.len() == ply || g.is_over()))
+                .await
+        );
+        if fake.game(&id).unwrap().is_over() {
+            break;
+        }
+        if fake.play(&id, HUMAN, mv).is_err() {
+            break;
+        }
+        let _ = fake.draw(&id, HUMAN, true);
+        if ply >= 2 {
+            let _ = fake.takeback(&id, HUMAN, true);
+        }
+        assert!(
+            fake.wait_until(T, |f| f
+                .game(&id)
+                .is_some_and(|g| g.moves.len() == ply + 2 || g.is_over()))
+                .await
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let moves = bot_moves(&fake, &id);
+    assert!(
+        moves.iter().all(|r| r.status == 200),
+        "a move was refused: {moves:?}"
+    );
+    let g = fake.game(&id).unwrap();
+    assert_eq!(
+        moves.len(),
+        g.moves.len() / 2,
+        "{:?} vs {:?}",
+        moves,
+        g.moves
+    );
+    // The offers were answered: draw declined by evaluation, takebacks declined by default.
+    let reqs = fake.requests();
+    assert!(
+        reqs.iter()
+            .any(|r| r.user.as_deref() == Some(BOT) && r.path.ends_with("/draw/no"))
+    );
+    assert!(
+        reqs.iter()
+            .any(|r| r.user.as_deref() == Some(BOT) && r.path.ends_with("/takeback/no"))
+    );
+    kill(bot).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_mid_game_and_restarted_resumes_from_the_replayed_game_start() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let opp = opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        &id,
+        ScriptedFactory::new(&[], Duration::from_millis(40)),
+    )
+    .await;
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 4))
+            .await
+    );
+    // Kill: the whole bot (supervisor and game tasks) disappears at once.
+    bot.task.abort();
+    let _ = bot.task.await;
+    let before = bot_moves(&fake, &id).len();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut bot2 = start_bot(settings(&fake.url()));
+    let g = fake
+        .wait_game_over(&id, T)
+        .await
+        .expect("finished after restart");
+    assert_legal(&g.moves);
+    assert_ne!(g.status, "aborted");
+    assert!(
+        bot_moves(&fake, &id).len() > before,
+        "no move after the restart"
+    );
+    let report = tokio::time::timeout(T, bot2.reports.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.id, id);
+    let _ = opp.await;
+    bot2.stop.cancel();
+    let _ = bot2.task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opponent_gone_win_is_claimed_and_silent_opponent_is_aborted() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.game.abort_after_s = 1;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    // Game 1: the opponent leaves after both moved; the bot claims the win.
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                ..spec(Some((120, 1)))
+            },
+        )
+        .unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    fake.play(&id, HUMAN, "a2a3").unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 2))
+            .await
+    );
+    fake.play(&id, HUMAN, "a3a4").unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 4))
+            .await
+    );
+    fake.opponent_gone(&id, HUMAN, Duration::from_millis(300))
+        .unwrap();
+    let g = fake.wait_game_over(&id, T).await.unwrap();
+    assert_eq!(g.status, "timeout");
+    assert_eq!(g.winner.as_deref(), Some("black"));
+    // Game 2: the opponent (white) never moves: the bot aborts.
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                ..spec(Some((120, 1)))
+            },
+        )
+        .unwrap();
+    let g = fake.wait_game_over(&id, T).await.unwrap();
+    assert_eq!(g.status, "aborted");
+    assert!(
+        fake.requests().iter().any(
+            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
+        )
+    );
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_declines_new_challenges_and_resigns_after_the_grace_period() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.shutdown.mode = atomic_bot::config::ShutdownMode::Resign;
+    s.shutdown.grace_s = 0;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                ..spec(Some((120, 1)))
+            },
+        )
+        .unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    fake.play(&id, HUMAN, "a2a3").unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 2))
+            .await
+    );
+    fake.play(&id, HUMAN, "a3a4").unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 4))
+            .await
+    );
+    bot.stop.cancel();
+    let r = tokio::time::timeout(T, bot.task)
+        .await
+        .expect("exits")
+        .unwrap();
+    assert!(r.is_ok());
+    let g = fake.game(&id).unwrap();
+    assert_eq!(g.status, "resign");
+    assert_eq!(g.winner.as_deref(), Some("white"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
+    let fake = fake().await;
+    let s = settings(&fake.url());
+    let client = atomic_bot::lichess::client::LichessClient::new(
+        &s.lichess,
+        secrecy::SecretString::from("lip_wrong"),
+    )
+    .unwrap();
+    let sup = atomic_bot::lichess::supervisor::Supervisor::new(
+        std::sync::Arc::new(s.clone()),
+        client,
+        std::sync::Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
+    );
+    let e = sup
+        .run(tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("401") && e.contains("LICHESS_BOT_TOKEN"), "{e}");
+    assert!(!e.contains("lip_wrong"));
+    let client = atomic_bot::lichess::client::LichessClient::new(
+        &s.lichess,
+        secrecy::SecretString::from("lip_notabot"),
+    )
+    .unwrap();
+    let sup = atomic_bot::lichess::supervisor::Supervisor::new(
+        std::sync::Arc::new(s),
+        client,
+        std::sync::Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
+    );
+    let e = sup
+        .run(tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not a BOT account") && e.contains("atomic-bot upgrade"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
+    let fake = fake().await;
+    let bot = start_bot(settings(&fake.url()));
+    wait_connected(&fake, 1).await;
+    fake.fail_next(
+        "move",
+        400,
+        "{\"error\":\"Not your turn, or game already over\"}",
+        1,
+    );
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 1))
+            .await
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let moves = bot_moves(&fake, &id);
+    assert_eq!(
+        moves.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![400, 200]
+    );
+    // The game stream was reopened after the 400 (a fresh gameFull is the truth).
+    let streams = fake
+        .requests()
+        .iter()
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "game_stream")
+        .count();
+    assert!(streams >= 2, "{streams}");
+    assert_eq!(fake.game(&id).unwrap().moves.len(), 1);
+    kill(bot).await;
+}
