@@ -109,6 +109,26 @@ fn blast_targets(pos: &Position, color: Color) -> Bitboard {
     targets
 }
 
+/// Whether the side to move is lost in two plies: the opponent threatens to blow up its king
+/// and no legal move stops every such capture. Only called when `moves` is non-empty and none
+/// of them wins at once. Cheap when there is no threat (the usual case).
+///
+/// A threat is an enemy non-king piece attacking one of our pieces next to our king (or the
+/// king) that is not also next to the enemy king: exactly the captures that blow up our king
+/// and not theirs, which atomic always allows. En-passant threats are not seen, which can only
+/// make this miss a loss, never invent one.
+pub fn loses_at_once(pos: &Position, moves: &MoveList) -> bool {
+    let us = pos.turn();
+    if blast_threats(pos, us) == 0 {
+        return false;
+    }
+    !moves.iter().any(|&m| {
+        let mut child = *pos;
+        child.play_unchecked(m);
+        blast_threats(&child, us) == 0
+    })
+}
+
 /// Number of distinct squares from which `color`'s king can be blown up by one capture.
 fn blast_threats(pos: &Position, color: Color) -> u32 {
     let board = pos.board();

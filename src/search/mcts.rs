@@ -389,6 +389,10 @@ impl Searcher {
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
             return Some(Proof::Draw);
         }
+        // The opponent's side of the look-ahead: every move allows a king-exploding capture.
+        if eval::loses_at_once(pos, moves) {
+            return Some(Proof::Loss(2));
+        }
         None
     }
 
