@@ -130,7 +130,7 @@ pub fn loses_at_once(pos: &Position, moves: &MoveList) -> bool {
 }
 
 /// Number of distinct squares from which `color`'s king can be blown up by one capture.
-fn blast_threats(pos: &Position, color: Color) -> u32 {
+pub fn blast_threats(pos: &Position, color: Color) -> u32 {
     let board = pos.board();
     let occupied = board.occupied();
     let enemy_non_king = board.by_color(!color) & !board.by_role(Role::King);

@@ -401,11 +401,20 @@ impl Searcher {
         self.stats.positions += 1;
         eval::priors(pos, moves.as_slice(), &self.config.params, &mut self.priors);
         self.children.clear();
+        // Under a blast threat, a move that leaves one open loses at once: create it proven.
+        let threatened = eval::blast_threats(pos, pos.turn()) > 0;
         for (&m, &prior) in moves.iter().zip(&self.priors) {
             let mut child = Node::new(Some(m), prior);
             if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
+            } else if threatened {
+                let mut next = *pos;
+                next.play_unchecked(m);
+                if eval::blast_threats(&next, pos.turn()) > 0 {
+                    child.proof = Proof::Win(1);
+                    child.minimax = 0.0;
+                }
             }
             self.children.push(child);
         }
