@@ -54,7 +54,7 @@ impl Default for SearchParams {
             prior_hanging: 1.0,
             eval_threat: 90,
             eval_mobility: 3,
-            random_window: 0.02,
+            random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
         }
