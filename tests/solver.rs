@@ -217,3 +217,21 @@ fn no_move_and_single_move() {
     let result = searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
     assert!(result.best_move.is_some());
 }
+
+/// With `randomize` on, different seeds pick different opening moves (so the bot cannot be
+/// farmed with one line); each pick is still a legal, reasonable move.
+#[test]
+fn randomize_varies_the_opening_move() {
+    let game = Game::new(Position::startpos());
+    let mut moves = std::collections::HashSet::new();
+    for seed in 1..=12 {
+        let mut searcher = Searcher::new(SearchConfig {
+            seed,
+            randomize: true,
+            ..config()
+        });
+        let result = search(&mut searcher, &game, 1500);
+        moves.insert(result.best_move.expect("a move").to_string());
+    }
+    assert!(moves.len() >= 2, "always {moves:?}");
+}
