@@ -605,7 +605,7 @@ impl Searcher {
                 .filter(|c| {
                     let n = get(c);
                     n.proof == Proof::Unknown
-                        && n.visits * 10 >= best_visits
+                        && n.visits * 20 >= best_visits
                         && self.mixed(&n) >= best_value - window
                 })
                 .collect();
