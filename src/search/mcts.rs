@@ -429,7 +429,11 @@ impl Searcher {
 
     /// Value of a child in selection, from its mover's (the parent's side to move) view.
     fn mixed(&self, node: &Node) -> f32 {
-        let w = self.config.params.minimax_weight;
+        let params = &self.config.params;
+        if node.visits < params.minimax_visits {
+            return node.q;
+        }
+        let w = params.minimax_weight;
         (1.0 - w) * node.q + w * node.minimax
     }
 

@@ -14,7 +14,11 @@ pub struct SearchParams {
     /// Softmax temperature of the hand-made policy (higher = flatter priors).
     pub policy_temperature: f32,
     /// Weight of the implicit minimax value against the Monte-Carlo mean in selection (0..1).
+    /// Default 0: every weight tried lost Elo (docs/ENGINE.md); proofs still back up exactly.
     pub minimax_weight: f32,
+    /// Nodes with fewer visits use the Monte-Carlo mean alone even with a minimax weight: the
+    /// max over a few visited children is a biased, pessimistic estimate.
+    pub minimax_visits: u32,
     /// Centipawns per logit when a score is mapped to a win probability.
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
@@ -63,7 +67,8 @@ impl Default for SearchParams {
             cpuct: 1.3,
             fpu_reduction: 0.25,
             policy_temperature: 2.0,
-            minimax_weight: 0.4,
+            minimax_weight: 0.0,
+            minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
             prior_capture: 0.6,
@@ -141,6 +146,7 @@ pub const PARAMS: &[ParamSpec] = &[
         f32
     ),
     spec!("MinimaxWeight", minimax_weight, 0, 100, 100.0, f32),
+    spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
     spec!("PriorCapture", prior_capture, 0, 500, 100.0, f32),
