@@ -819,7 +819,7 @@ impl Searcher {
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
-            soft.mul_f64(extension)
+            Duration::try_from_secs_f64(soft.as_secs_f64() * extension).unwrap_or(Duration::MAX)
         } else {
             soft
         };
