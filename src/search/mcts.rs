@@ -157,7 +157,7 @@ impl Searcher {
                     Proof::Draw
                 };
             self.tree.get_mut(ROOT).proof = proof;
-            return self.result(start, on_info, false);
+            return self.finish(start, on_info, false);
         }
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
@@ -229,7 +229,7 @@ impl Searcher {
             }
             self.playout(&root_pos, base_keys);
         }
-        self.result_with(start, on_info, randomize)
+        self.finish(start, on_info, randomize)
     }
 
     /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
@@ -704,16 +704,7 @@ impl Searcher {
         }
     }
 
-    fn result(
-        &mut self,
-        start: Instant,
-        on_info: &mut dyn FnMut(&SearchInfo),
-        randomize: bool,
-    ) -> SearchResult {
-        self.result_with(start, on_info, randomize)
-    }
-
-    fn result_with(
+    fn finish(
         &mut self,
         start: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
