@@ -157,7 +157,7 @@ impl Searcher {
                     Proof::Draw
                 };
             self.tree.get_mut(ROOT).proof = proof;
-            return self.result(start, on_info, false);
+            return self.finish(start, on_info, false);
         }
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
@@ -229,7 +229,7 @@ impl Searcher {
             }
             self.playout(&root_pos, base_keys);
         }
-        self.result_with(start, on_info, randomize)
+        self.finish(start, on_info, randomize)
     }
 
     /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
@@ -429,7 +429,11 @@ impl Searcher {
 
     /// Value of a child in selection, from its mover's (the parent's side to move) view.
     fn mixed(&self, node: &Node) -> f32 {
-        let w = self.config.params.minimax_weight;
+        let params = &self.config.params;
+        if node.visits < params.minimax_visits {
+            return node.q;
+        }
+        let w = params.minimax_weight;
         (1.0 - w) * node.q + w * node.minimax
     }
 
@@ -605,7 +609,7 @@ impl Searcher {
                 .filter(|c| {
                     let n = get(c);
                     n.proof == Proof::Unknown
-                        && n.visits * 4 >= best_visits
+                        && n.visits * 20 >= best_visits
                         && self.mixed(&n) >= best_value - window
                 })
                 .collect();
@@ -700,16 +704,7 @@ impl Searcher {
         }
     }
 
-    fn result(
-        &mut self,
-        start: Instant,
-        on_info: &mut dyn FnMut(&SearchInfo),
-        randomize: bool,
-    ) -> SearchResult {
-        self.result_with(start, on_info, randomize)
-    }
-
-    fn result_with(
+    fn finish(
         &mut self,
         start: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
@@ -815,7 +810,7 @@ impl Searcher {
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
-            soft.mul_f64(extension)
+            Duration::try_from_secs_f64(soft.as_secs_f64() * extension).unwrap_or(Duration::MAX)
         } else {
             soft
         };
