@@ -141,7 +141,8 @@ enum Job {
         received: Instant,
     },
     Ponder {
-        handle: JoinHandle<Box<dyn MovePicker>>,
+        /// The ponder thread sends the picker back when it stops.
+        handle: tokio::sync::oneshot::Receiver<Box<dyn MovePicker>>,
         stop: Arc<AtomicBool>,
     },
 }
@@ -150,7 +151,7 @@ enum Ev {
     Connected(Result<BodyReader, ApiError>),
     Line(Result<Line<GameEvent>, StreamEnd>, Instant),
     Thought(Result<ThinkOut, tokio::task::JoinError>),
-    Pondered(Result<Box<dyn MovePicker>, tokio::task::JoinError>),
+    Pondered(Result<Box<dyn MovePicker>, tokio::sync::oneshot::error::RecvError>),
     ThinkDeadline,
     Posted(Result<(), ApiError>),
     Timer,
@@ -649,12 +650,20 @@ impl Task {
             let flag = stop.clone();
             let game = game.clone();
             let mut picker = picker;
-            let handle = tokio::task::spawn_blocking(move || {
-                lower_thread_priority();
-                picker.ponder(&game, &flag);
-                picker
-            });
-            self.job = Some(Job::Ponder { handle, stop });
+            let (tx, handle) = tokio::sync::oneshot::channel();
+            // Its own thread at normal priority (not the reniced blocking pool): pondering only
+            // runs with a single game, and it must notice `stop` at once when our turn comes,
+            // even on a loaded machine (a reniced ponder thread took ~100 ms to stop there).
+            let spawned = std::thread::Builder::new()
+                .name("ponder".into())
+                .spawn(move || {
+                    picker.ponder(&game, &flag);
+                    let _ = tx.send(picker);
+                });
+            match spawned {
+                Ok(_) => self.job = Some(Job::Ponder { handle, stop }),
+                Err(e) => warn!(error = %e, "cannot start the ponder thread"),
+            }
         } else {
             self.picker = Some(picker);
         }
