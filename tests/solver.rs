@@ -217,3 +217,28 @@ fn no_move_and_single_move() {
     let result = searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
     assert!(result.best_move.is_some());
 }
+
+/// With `randomize` on, different seeds pick different opening moves among those within the
+/// window (so the bot cannot be farmed with one line). The window is widened here so that the
+/// test checks the mechanism, not how close the engine's values of the first moves are.
+#[test]
+fn randomize_varies_the_opening_move() {
+    let game = Game::new(Position::startpos());
+    let mut moves = std::collections::HashSet::new();
+    let params = atomic_bot::search::SearchParams {
+        random_window: 1.0,
+        ..Default::default()
+    };
+    for seed in 1..=12 {
+        let config = SearchConfig {
+            seed,
+            randomize: true,
+            params: params.clone(),
+            ..config()
+        };
+        let mut searcher = Searcher::new(config);
+        let result = search(&mut searcher, &game, 300);
+        moves.insert(result.best_move.expect("a move").to_string());
+    }
+    assert!(moves.len() >= 2, "always {moves:?}");
+}

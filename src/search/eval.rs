@@ -109,8 +109,28 @@ fn blast_targets(pos: &Position, color: Color) -> Bitboard {
     targets
 }
 
+/// Whether the side to move is lost in two plies: the opponent threatens to blow up its king
+/// and no legal move stops every such capture. Only called when `moves` is non-empty and none
+/// of them wins at once. Cheap when there is no threat (the usual case).
+///
+/// A threat is an enemy non-king piece attacking one of our pieces next to our king (or the
+/// king) that is not also next to the enemy king: exactly the captures that blow up our king
+/// and not theirs, which atomic always allows. En-passant threats are not seen, which can only
+/// make this miss a loss, never invent one.
+pub fn loses_at_once(pos: &Position, moves: &MoveList) -> bool {
+    let us = pos.turn();
+    if blast_threats(pos, us) == 0 {
+        return false;
+    }
+    !moves.iter().any(|&m| {
+        let mut child = *pos;
+        child.play_unchecked(m);
+        blast_threats(&child, us) == 0
+    })
+}
+
 /// Number of distinct squares from which `color`'s king can be blown up by one capture.
-fn blast_threats(pos: &Position, color: Color) -> u32 {
+pub fn blast_threats(pos: &Position, color: Color) -> u32 {
     let board = pos.board();
     let occupied = board.occupied();
     let enemy_non_king = board.by_color(!color) & !board.by_role(Role::King);
@@ -125,18 +145,28 @@ pub fn static_eval(pos: &Position, params: &SearchParams) -> i32 {
     let mut score = side_eval(pos, us, params) - side_eval(pos, !us, params);
     // Blast threats against the side to move: one can usually be parried, two rarely.
     let threats = blast_threats(pos, us) as i32;
-    score -= params.eval_threat * (threats + 2 * (threats - 1).max(0));
-    score + 10
+    if threats > 0 {
+        score -= params.eval_threat + params.eval_threat_extra * (threats - 1);
+    }
+    score + params.eval_tempo
 }
 
 fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
     let board = pos.board();
     let occupied = board.occupied();
     let own = board.by_color(color);
+    let values = [
+        100,
+        params.value_knight,
+        params.value_bishop,
+        params.value_rook,
+        params.value_queen,
+        0,
+    ];
     let mut score = 0;
     for role in Role::ALL {
         let pieces = own & board.by_role(role);
-        score += pieces.count() as i32 * value(role);
+        score += pieces.count() as i32 * values[role.index()];
         if MOBILITY[role.index()] > 0 {
             for sq in pieces {
                 let reach = (piece_attacks(role, color, sq, occupied) & !own).count() as i32;
@@ -151,18 +181,18 @@ fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
         } else {
             7 - sq.rank()
         } as i32;
-        score += (rank - 1).max(0) * (rank - 1).max(0) * 2;
+        score += (rank - 1).max(0) * (rank - 1).max(0) * params.eval_pawn_advance;
     }
     // Knights and bishops belong in the centre.
     for sq in own & (board.by_role(Role::Knight) | board.by_role(Role::Bishop)) {
         let file = sq.file() as i32;
         let rank = sq.rank() as i32;
         let centre = 6 - ((2 * file - 7).abs() + (2 * rank - 7).abs()) / 2;
-        score += centre * 4;
+        score += centre * params.eval_centre;
     }
     // Our pieces next to our king are blast targets.
     if let Some(king) = board.king_of(color) {
-        score -= (attacks::king_attacks(king) & own).count() as i32 * 6;
+        score -= (attacks::king_attacks(king) & own).count() as i32 * params.eval_king_neighbour;
     }
     score
 }

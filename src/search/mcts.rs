@@ -157,7 +157,7 @@ impl Searcher {
                     Proof::Draw
                 };
             self.tree.get_mut(ROOT).proof = proof;
-            return self.result(start, on_info, false);
+            return self.finish(start, on_info, false);
         }
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
@@ -229,7 +229,7 @@ impl Searcher {
             }
             self.playout(&root_pos, base_keys);
         }
-        self.result_with(start, on_info, randomize)
+        self.finish(start, on_info, randomize)
     }
 
     /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
@@ -389,6 +389,10 @@ impl Searcher {
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
             return Some(Proof::Draw);
         }
+        // The opponent's side of the look-ahead: every move allows a king-exploding capture.
+        if eval::loses_at_once(pos, moves) {
+            return Some(Proof::Loss(2));
+        }
         None
     }
 
@@ -397,11 +401,20 @@ impl Searcher {
         self.stats.positions += 1;
         eval::priors(pos, moves.as_slice(), &self.config.params, &mut self.priors);
         self.children.clear();
+        // Under a blast threat, a move that leaves one open loses at once: create it proven.
+        let threatened = eval::blast_threats(pos, pos.turn()) > 0;
         for (&m, &prior) in moves.iter().zip(&self.priors) {
             let mut child = Node::new(Some(m), prior);
             if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
+            } else if threatened {
+                let mut next = *pos;
+                next.play_unchecked(m);
+                if eval::blast_threats(&next, pos.turn()) > 0 {
+                    child.proof = Proof::Win(1);
+                    child.minimax = 0.0;
+                }
             }
             self.children.push(child);
         }
@@ -416,7 +429,11 @@ impl Searcher {
 
     /// Value of a child in selection, from its mover's (the parent's side to move) view.
     fn mixed(&self, node: &Node) -> f32 {
-        let w = self.config.params.minimax_weight;
+        let params = &self.config.params;
+        if node.visits < params.minimax_visits {
+            return node.q;
+        }
+        let w = params.minimax_weight;
         (1.0 - w) * node.q + w * node.minimax
     }
 
@@ -425,20 +442,20 @@ impl Searcher {
         let node = self.tree.get(id);
         let params = &self.config.params;
         let sqrt_n = (node.visits as f32).sqrt();
-        let parent_value = 1.0 - self.mixed(node);
-        let visited_policy: f32 = node
-            .child_ids()
-            .map(|c| self.tree.get(c))
-            .filter(|c| c.visits > 0)
-            .map(|c| c.prior)
-            .sum();
-        let fpu = parent_value - params.fpu_reduction * visited_policy.sqrt();
+        let explore = params.cpuct * sqrt_n;
         // A proven root keeps looking for a shorter win among its unproven moves only.
         let shortening = id == ROOT && matches!(node.proof, Proof::Win(_));
+        let mut visited_policy = 0.0f32;
         let mut best = node.first;
         let mut best_score = f32::NEG_INFINITY;
+        // Unvisited children all share the first-play value, so the best of them is the one
+        // with the highest prior; it is compared once the first-play value is known.
+        let mut unvisited: Option<(f32, NodeId)> = None;
         for cid in node.child_ids() {
             let child = self.tree.get(cid);
+            if child.visits > 0 {
+                visited_policy += child.prior;
+            }
             if shortening && child.proof != Proof::Unknown {
                 continue;
             }
@@ -446,12 +463,23 @@ impl Searcher {
                 Proof::Loss(d) => 10.0 - f32::from(d) * 0.01,
                 Proof::Win(_) => continue,
                 Proof::Draw => 0.5,
-                Proof::Unknown if child.visits == 0 => fpu,
+                Proof::Unknown if child.visits == 0 => {
+                    if unvisited.is_none_or(|(prior, _)| child.prior > prior) {
+                        unvisited = Some((child.prior, cid));
+                    }
+                    continue;
+                }
                 Proof::Unknown => self.mixed(child),
             };
-            let score = q + params.cpuct * child.prior * sqrt_n / (1.0 + child.visits as f32);
+            let score = q + explore * child.prior / (1.0 + child.visits as f32);
             if score > best_score {
                 best_score = score;
+                best = cid;
+            }
+        }
+        if let Some((prior, cid)) = unvisited {
+            let fpu = 1.0 - self.mixed(node) - params.fpu_reduction * visited_policy.sqrt();
+            if fpu + explore * prior > best_score {
                 best = cid;
             }
         }
@@ -459,15 +487,20 @@ impl Searcher {
     }
 
     /// Backs `value` (for the player who moved into the leaf) up the path.
+    /// Minimax values and proofs are recomputed only up to the first node they leave unchanged.
     fn backup(&mut self, value: f32) {
         let mut v = value;
+        let mut changed = true;
         for i in (0..self.path.len()).rev() {
             let id = self.path[i];
             let node = self.tree.get_mut(id);
             node.visits += 1;
             node.q += (v - node.q) / node.visits as f32;
-            if node.is_expanded() {
+            if changed && node.is_expanded() {
+                let before = (node.minimax, node.proof);
                 self.refresh(id);
+                let node = self.tree.get(id);
+                changed = before != (node.minimax, node.proof);
             }
             v = 1.0 - v;
         }
@@ -576,7 +609,7 @@ impl Searcher {
                 .filter(|c| {
                     let n = get(c);
                     n.proof == Proof::Unknown
-                        && n.visits * 3 >= best_visits
+                        && n.visits * 20 >= best_visits
                         && self.mixed(&n) >= best_value - window
                 })
                 .collect();
@@ -671,16 +704,7 @@ impl Searcher {
         }
     }
 
-    fn result(
-        &mut self,
-        start: Instant,
-        on_info: &mut dyn FnMut(&SearchInfo),
-        randomize: bool,
-    ) -> SearchResult {
-        self.result_with(start, on_info, randomize)
-    }
-
-    fn result_with(
+    fn finish(
         &mut self,
         start: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
@@ -786,7 +810,7 @@ impl Searcher {
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
-            soft.mul_f64(extension)
+            Duration::try_from_secs_f64(soft.as_secs_f64() * extension).unwrap_or(Duration::MAX)
         } else {
             soft
         };

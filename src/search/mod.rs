@@ -3,7 +3,7 @@
 //! Layout:
 //! - [`time`]: the pure time manager (clock → soft and hard limits);
 //! - [`params`]: every tunable number, also exposed as UCI spin options;
-//! - `eval`: atomic knowledge (blast balance, static evaluation, quiescence, priors);
+//! - [`eval`]: atomic knowledge (blast balance, static evaluation, quiescence, priors);
 //! - `tree`: the node arena;
 //! - `mcts`: the [`Searcher`] (selection, expansion, evaluation, backup, solver, root choice).
 //!
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use atomic_chess::Move;
 
-mod eval;
+pub mod eval;
 mod mcts;
 pub mod params;
 pub mod time;

@@ -156,9 +156,22 @@ impl Tree {
         if children.is_empty() || self.nodes.len() + children.len() > self.capacity {
             return false;
         }
-        if self.nodes.capacity() < self.capacity {
-            // Reserve the whole budget once; untouched pages cost nothing.
-            self.nodes.reserve_exact(self.capacity - self.nodes.len());
+        let needed = self.nodes.len() + children.len();
+        if needed > self.nodes.capacity() {
+            // Grow by doubling up to the cap. A failed allocation (a `Hash` larger than the
+            // machine's memory) counts as a full tree instead of aborting the process.
+            let target = (self.nodes.capacity() * 2)
+                .max(needed)
+                .max(1 << 16)
+                .min(self.capacity);
+            if self
+                .nodes
+                .try_reserve_exact(target - self.nodes.len())
+                .is_err()
+            {
+                self.capacity = self.nodes.len();
+                return false;
+            }
         }
         let first = self.nodes.len() as NodeId;
         self.nodes.extend_from_slice(children);

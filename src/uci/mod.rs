@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Instant;
 
 use atomic_chess::{Color, Game, Position};
 
@@ -253,7 +252,7 @@ impl Engine {
                     }
                 }
                 // The clock starts now (after a ponderhit, too): the tree from pondering is reused.
-                let limits = limits_for(&go, &game, &options, Instant::now());
+                let limits = limits_for(&go, &game, &options);
                 let result = searcher.search(&game, &limits, &job_stop, &mut report);
                 out.line(&format_bestmove(result.best_move, result.ponder_move));
                 searcher
@@ -285,7 +284,7 @@ pub fn build_game(fen: Option<&str>, moves: &[String]) -> Result<Game, String> {
 }
 
 /// Turns `go` parameters into search limits.
-pub fn limits_for(go: &Go, game: &Game, options: &Options, _now: Instant) -> Limits {
+pub fn limits_for(go: &Go, game: &Game, options: &Options) -> Limits {
     let pos = game.position();
     let mut limits = Limits {
         nodes: go.nodes,
@@ -358,5 +357,99 @@ pub fn format_bestmove(
         (Some(best), Some(ponder)) => format!("bestmove {best} ponder {ponder}"),
         (Some(best), None) => format!("bestmove {best}"),
         (None, _) => "bestmove 0000".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn movetime_keeps_the_overhead_out() {
+        let options = Options::default();
+        let game = Game::new(Position::startpos());
+        let go = Go {
+            movetime: Some(ms(1000)),
+            ..Go::default()
+        };
+        let limits = limits_for(&go, &game, &options);
+        assert_eq!(limits.hard, Some(ms(1000) - options.move_overhead));
+        assert_eq!(limits.soft, None);
+        let go = Go {
+            movetime: Some(ms(20)),
+            ..Go::default()
+        };
+        assert_eq!(limits_for(&go, &game, &options).hard, Some(ms(10)));
+    }
+
+    #[test]
+    fn clocks_of_the_side_to_move_are_used() {
+        let options = Options::default();
+        let go = Go {
+            wtime: Some(ms(60_000)),
+            btime: Some(ms(1_000)),
+            ..Go::default()
+        };
+        let white = limits_for(&go, &Game::new(Position::startpos()), &options);
+        let black = limits_for(
+            &go,
+            &build_game(None, &["e2e3".to_string()]).expect("legal"),
+            &options,
+        );
+        assert!(white.hard.expect("hard") > black.hard.expect("hard"));
+        assert!(black.hard.expect("hard") < ms(1_000));
+    }
+
+    #[test]
+    fn nodes_depth_mate_infinite_pass_through() {
+        let go = Go {
+            nodes: Some(5),
+            depth: Some(3),
+            mate: Some(2),
+            infinite: true,
+            ..Go::default()
+        };
+        let limits = limits_for(&go, &Game::new(Position::startpos()), &Options::default());
+        assert_eq!(
+            (limits.nodes, limits.depth, limits.mate, limits.infinite),
+            (Some(5), Some(3), Some(2), true)
+        );
+        assert_eq!(limits.hard, None);
+    }
+
+    #[test]
+    fn bestmove_and_info_format() {
+        let game = build_game(None, &["e2e4".to_string()]).expect("legal");
+        let m = game.position().parse_uci("e7e5").ok();
+        assert_eq!(format_bestmove(m, None), "bestmove e7e5");
+        assert_eq!(format_bestmove(None, None), "bestmove 0000");
+        let info = SearchInfo {
+            depth: 3,
+            seldepth: 7,
+            nodes: 100,
+            nps: 1000,
+            time: ms(100),
+            score: Score::Mate(-2),
+            wdl: (0, 0, 1000),
+            pv: m.into_iter().collect(),
+            hashfull: 5,
+            multipv: 1,
+        };
+        assert_eq!(
+            format_info(&info, true),
+            "info depth 3 seldepth 7 multipv 1 score mate -2 wdl 0 0 1000 nodes 100 nps 1000 hashfull 5 time 100 pv e7e5"
+        );
+    }
+
+    #[test]
+    fn bad_position_is_an_error() {
+        assert!(build_game(Some("8/8/8"), &[]).is_err());
+        assert!(build_game(None, &["e2e5".to_string()]).is_err());
+        assert!(build_game(None, &["e1h1".to_string()]).is_err());
     }
 }

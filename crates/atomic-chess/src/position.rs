@@ -306,12 +306,16 @@ impl Position {
             for sq in blast {
                 if let Some(p) = self.board.piece_at(sq) {
                     self.remove_piece(sq, p);
-                    if p.role == Role::King {
-                        self.castling &= !backrank(p.color);
-                    }
                 }
             }
             self.castling &= !(blast | from.bitboard() | victim_sq.bitboard());
+            // A side whose king exploded (in the blast, or captured directly in a
+            // bad set-up) has no castling rights left.
+            for c in Color::ALL {
+                if self.board.king_of(c).is_none() {
+                    self.castling &= !backrank(c);
+                }
+            }
         } else if let Some(rook_from) = m.castle_rook_from() {
             let rook = Piece {
                 color: us,
@@ -354,6 +358,42 @@ impl Position {
         if let Some(ep) = ep_candidate {
             self.set_ep_if_legal(ep);
         }
+        debug_assert!(self.is_consistent(), "inconsistent position after {m}");
+    }
+
+    /// Cheap structural invariants, checked after every move in debug builds: the
+    /// colour and role sets partition the occupied squares, at most one king per side,
+    /// castling rights backed by a home king and a corner rook.
+    fn is_consistent(&self) -> bool {
+        let b = &self.board;
+        let white = b.by_color(Color::White);
+        let black = b.by_color(Color::Black);
+        let mut roles = Bitboard::EMPTY;
+        let mut total = 0;
+        for r in Role::ALL {
+            roles |= b.by_role(r);
+            total += b.by_role(r).count();
+        }
+        let rights_ok = self.castling.into_iter().all(|rook| {
+            let color = if rook.rank() == 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            CASTLING_CORNERS.contains(rook)
+                && b.by_piece(Piece {
+                    color,
+                    role: Role::Rook,
+                })
+                .contains(rook)
+                && b.king_of(color) == Some(Square::from_coords(4, rook.rank()))
+        });
+        (white & black).is_empty()
+            && roles == (white | black)
+            && total == roles.count()
+            && !(b.by_role(Role::King) & white).more_than_one()
+            && !(b.by_role(Role::King) & black).more_than_one()
+            && rights_ok
     }
 
     /// Sets the en-passant square `ep` (behind a pawn that just double-pushed) if the
