@@ -176,3 +176,35 @@ fn demo_plays_a_game_offline_and_prints_the_pgn() {
     assert!(text.contains("[TimeControl \"30+1\"]"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upgrade_needs_the_confirmation_flag() {
+    let fake = fake().await;
+    let dir = tempdir("upgrade");
+    let run = |confirm: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_atomic-bot"));
+        c.arg("upgrade")
+            .current_dir(&dir)
+            .env_clear()
+            .env("LICHESS_BOT_TOKEN", "lip_notabot")
+            .env("ATOMIC_BOT_LICHESS__URL", fake.url());
+        if confirm {
+            c.arg("--confirm");
+        }
+        c.output().unwrap()
+    };
+    let out = tokio::task::block_in_place(|| run(false));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--confirm"));
+    assert!(!fake.requests().iter().any(|r| r.endpoint == "upgrade"));
+    let out = tokio::task::block_in_place(|| run(true));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("is now a BOT account"));
+    let out = tokio::task::block_in_place(|| run(true));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("already a BOT account"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -788,3 +788,38 @@ async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
     assert_eq!(fake.game(&id).unwrap().moves.len(), 1);
     kill(bot).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcts_searcher_plays_a_game_with_pondering() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.game.ponder = true;
+    // Short thinks: most of the 30 s clock is reserve.
+    s.game.min_reserve_ms = 25_000;
+    s.search.hash_mb = 16;
+    let bot = start_bot_with(
+        s,
+        std::sync::Arc::new(atomic_bot::lichess::picker::SearcherFactory::default()),
+    );
+    wait_connected(&fake, 1).await;
+    let id = fake.challenge(HUMAN, BOT, &spec(Some((30, 0)))).unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let opp = opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        &id,
+        ScriptedFactory::new(&[], Duration::from_millis(100)),
+    )
+    .await;
+    let g = fake
+        .wait_game_over(&id, Duration::from_secs(60))
+        .await
+        .expect("game over");
+    assert_legal(&g.moves);
+    assert_ne!(g.status, "aborted");
+    assert_ne!(g.status, "outoftime", "{g:?}");
+    assert!(bot_moves(&fake, &id).iter().all(|r| r.status == 200));
+    let _ = opp.await;
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}

@@ -143,7 +143,8 @@ enum Job {
         received: Instant,
     },
     Ponder {
-        handle: JoinHandle<Box<dyn MovePicker>>,
+        /// The ponder thread sends the picker back when it stops.
+        handle: tokio::sync::oneshot::Receiver<Box<dyn MovePicker>>,
         stop: Arc<AtomicBool>,
     },
 }
@@ -152,7 +153,7 @@ enum Ev {
     Connected(Result<BodyReader, ApiError>),
     Line(Result<Line<GameEvent>, StreamEnd>, Instant),
     Thought(Result<ThinkOut, tokio::task::JoinError>),
-    Pondered(Result<Box<dyn MovePicker>, tokio::task::JoinError>),
+    Pondered(Result<Box<dyn MovePicker>, tokio::sync::oneshot::error::RecvError>),
     ThinkDeadline,
     Posted(Result<(), ApiError>),
     Timer,
@@ -177,6 +178,8 @@ struct Task {
     state: Option<GameState>,
     game: Option<Game>,
     answered: Option<String>,
+    /// The move list last pondered on.
+    pondered: Option<String>,
     win_probability: f32,
     draw_answered: Option<usize>,
     takeback_answered: Option<usize>,
@@ -229,8 +232,7 @@ fn reconnect_backoff(
 impl Task {
     fn new(ctx: GameContext, id: String) -> Self {
         let backoff = reconnect_backoff(&ctx.settings.lichess);
-        let hash = ctx.settings.search.hash_mb / u64::from(ctx.settings.challenge.max_games.max(1));
-        let mut picker = ctx.pickers.create(hash.max(1));
+        let mut picker = ctx.pickers.create(hash_share(&ctx.settings));
         picker.new_game();
         Task {
             id,
@@ -241,6 +243,7 @@ impl Task {
             state: None,
             game: None,
             answered: None,
+            pondered: None,
             win_probability: 0.5,
             draw_answered: None,
             takeback_answered: None,
@@ -652,11 +655,7 @@ impl Task {
         }
         let picker = match self.picker.take() {
             Some(p) => p,
-            None => {
-                let hash = self.ctx.settings.search.hash_mb
-                    / u64::from(self.ctx.settings.challenge.max_games.max(1));
-                self.ctx.pickers.create(hash.max(1))
-            }
+            None => self.ctx.pickers.create(hash_share(&self.ctx.settings)),
         };
         if our_turn && self.post.is_none() && self.answered.as_deref() != Some(key.as_str()) {
             let (ours, inc) = match color {
@@ -677,6 +676,7 @@ impl Task {
             let game = game.clone();
             let mut picker = picker;
             let handle = tokio::task::spawn_blocking(move || {
+                lower_thread_priority();
                 let t = std::time::Instant::now();
                 let pick = picker.pick(&game, &budget, &flag);
                 (picker, pick, t.elapsed())
@@ -699,16 +699,29 @@ impl Task {
             && self.ctx.settings.game.ponder
             && self.ctx.running.load(Ordering::Relaxed) <= 1
             && !game.moves().is_empty()
+            && self.pondered.as_deref() != Some(key.as_str())
         {
+            // Once per position: a ponder that returns early (tree full, root proven) must not
+            // be restarted in a loop.
+            self.pondered = Some(key.clone());
             let stop = Arc::new(AtomicBool::new(false));
             let flag = stop.clone();
             let game = game.clone();
             let mut picker = picker;
-            let handle = tokio::task::spawn_blocking(move || {
-                picker.ponder(&game, &flag);
-                picker
-            });
-            self.job = Some(Job::Ponder { handle, stop });
+            let (tx, handle) = tokio::sync::oneshot::channel();
+            // Its own thread at normal priority (not the reniced blocking pool): pondering only
+            // runs with a single game, and it must notice `stop` at once when our turn comes,
+            // even on a loaded machine (a reniced ponder thread took ~100 ms to stop there).
+            let spawned = std::thread::Builder::new()
+                .name("ponder".into())
+                .spawn(move || {
+                    picker.ponder(&game, &flag);
+                    let _ = tx.send(picker);
+                });
+            match spawned {
+                Ok(_) => self.job = Some(Job::Ponder { handle, stop }),
+                Err(e) => warn!(error = %e, "cannot start the ponder thread"),
+            }
         } else {
             self.picker = Some(picker);
         }
@@ -961,6 +974,36 @@ impl Task {
             .record_game(result, summary.is_time_forfeit());
     }
 }
+
+/// Each game's tree memory (`Hash`): `search.hash_mb` bounds all games together. The search
+/// copies the kept subtree into a fresh arena between moves, so one tree can briefly use twice
+/// its `Hash`: each game gets half of its share to keep the total within `search.hash_mb`.
+pub fn hash_share(settings: &Settings) -> u64 {
+    (settings.search.hash_mb / u64::from(settings.challenge.max_games.max(1)) / 2).max(1)
+}
+
+/// Runs the calling (blocking-pool) thread at a lower CPU priority, once per thread, so that the
+/// async runtime (reading streams, posting moves) is never queued behind the searches when
+/// several games share two cores: this is what keeps the turn latency small.
+fn lower_thread_priority() {
+    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    LOWERED.with(|done| {
+        if done.replace(true) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        // SAFETY: setpriority takes plain integers and has no memory-safety preconditions. On
+        // Linux, PRIO_PROCESS with who = 0 changes only the calling thread (NPTL threads have
+        // their own nice value); raising the nice value needs no privilege.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, SEARCH_NICE);
+        }
+    });
+}
+
+/// Nice value of search threads (the runtime stays at 0).
+#[cfg(target_os = "linux")]
+const SEARCH_NICE: libc::c_int = 5;
 
 async fn sleep_opt(at: Option<Instant>) {
     match at {

@@ -330,6 +330,23 @@ mod tests {
     }
 
     #[test]
+    fn searcher_ponder_stops_on_the_flag() {
+        let game = Game::from_uci_moves(Position::startpos(), &["e2e4"]).unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let mut p = SearcherFactory::default().create(8);
+        let t = std::thread::spawn(move || {
+            p.ponder(&game, &flag);
+            p
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let asked = std::time::Instant::now();
+        stop.store(true, Ordering::Relaxed);
+        let _p = t.join().unwrap();
+        assert!(asked.elapsed() < Duration::from_millis(500));
+    }
+
+    #[test]
     fn plays_a_whole_game_with_legal_moves() {
         let mut game = Game::new(Position::startpos());
         let stop = AtomicBool::new(false);

@@ -134,6 +134,8 @@ struct State {
     games: HashMap<String, GameEntry>,
     finished: HashSet<String>,
     tasks: JoinSet<GameReport>,
+    /// Which game each task plays (to free the slot of a task that panicked).
+    task_games: HashMap<tokio::task::Id, String>,
     pending: HashMap<String, Instant>,
     queue: VecDeque<Challenge>,
     decided: HashMap<String, Instant>,
@@ -152,7 +154,7 @@ struct State {
 enum Ev {
     Connected(Result<BodyReader, ApiError>),
     Line(Box<Result<Line<Event>, StreamEnd>>),
-    GameDone(Result<GameReport, tokio::task::JoinError>),
+    GameDone(Result<(tokio::task::Id, GameReport), tokio::task::JoinError>),
     Answered(Result<(String, Result<(), ApiError>), tokio::task::JoinError>),
     Shutdown,
     Grace,
@@ -169,6 +171,7 @@ impl State {
             games: HashMap::new(),
             finished: HashSet::new(),
             tasks: JoinSet::new(),
+            task_games: HashMap::new(),
             pending: HashMap::new(),
             queue: VecDeque::new(),
             decided: HashMap::new(),
@@ -248,7 +251,7 @@ impl State {
                     }
                     Ev::Line(Box::new(r))
                 }
-                Some(r) = self.tasks.join_next() => Ev::GameDone(r),
+                Some(r) = self.tasks.join_next_with_id() => Ev::GameDone(r),
                 Some(r) = self.answers.join_next() => Ev::Answered(r),
                 _ = shutdown.cancelled(), if !self.shutting_down => Ev::Shutdown,
                 _ = sleep_opt(grace_at) => Ev::Grace,
@@ -303,7 +306,8 @@ impl State {
                 Ev::GameDone(r) => {
                     self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
                     match r {
-                        Ok(report) => {
+                        Ok((task, report)) => {
+                            self.task_games.remove(&task);
                             self.games.remove(&report.id);
                             let aborted = report.status == "aborted";
                             self.with_matchmaker(|m| {
@@ -318,14 +322,12 @@ impl State {
                             }
                         }
                         Err(e) => {
-                            warn!(error = %e, "a game task failed");
-                            self.games.retain(|_, g| !g.quit.is_cancelled());
+                            // A panicked game task: forget the game so its slot is freed; a
+                            // replayed gameStart (reconnect) may start it again.
+                            let id = self.task_games.remove(&e.id()).unwrap_or_default();
+                            warn!(game_id = %id, error = %e, "a game task failed");
+                            self.games.remove(&id);
                         }
-                    }
-                    // A panicked task leaves its entry: drop entries without a task.
-                    if self.games.len() > self.tasks.len() {
-                        warn!("dropping game entries whose task is gone");
-                        self.games.clear();
                     }
                     self.drain_queue();
                 }
@@ -395,7 +397,10 @@ impl State {
                 let quit = CancellationToken::new();
                 self.games
                     .insert(id.clone(), GameEntry { quit: quit.clone() });
-                self.tasks.spawn(play_game(self.ctx.clone(), id, quit));
+                let task = self
+                    .tasks
+                    .spawn(play_game(self.ctx.clone(), id.clone(), quit));
+                self.task_games.insert(task.id(), id);
                 self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
             }
             Event::GameFinish { game } => {
