@@ -50,7 +50,8 @@ pub struct DemoArgs {
     /// Also append the PGN to this folder.
     #[arg(long)]
     pub pgn_dir: Option<PathBuf>,
-    /// The bot's engine: `mcts` (the real search) or `simple` (instant moves).
+    /// The engine of both players: `mcts` (the real search; the opponent thinks about a
+    /// quarter as long) or `simple` (instant rule-based moves).
     #[arg(long, default_value = "mcts")]
     pub engine: String,
 }
@@ -293,6 +294,10 @@ pub async fn run_demo(
     opp_settings.game.greeting = "Hello! Let's blow things up.".into();
     opp_settings.game.goodbye = String::new();
     opp_settings.game.ponder = false;
+    // The opponent plays with the same engine but keeps three quarters of its clock in reserve,
+    // so it thinks about a quarter as long as the bot.
+    opp_settings.game.min_reserve_ms = u64::from(clock.0) * 750;
+    opp_settings.search.hash_mb = 32;
     let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
         .map_err(|e| e.to_string())?;
     let opp_account = opp_client.account().await.map_err(|e| e.to_string())?;
@@ -336,7 +341,7 @@ pub async fn run_demo(
         client: opp_client,
         settings: Arc::new(opp_settings),
         me: Arc::new(opp_account),
-        pickers: Arc::new(SimplePickerFactory::default()),
+        pickers: pickers(engine),
         running: Arc::new(AtomicUsize::new(1)),
         metrics: Arc::new(Metrics::default()),
     };
