@@ -126,7 +126,14 @@ impl Supervisor {
 
 struct GameEntry {
     quit: CancellationToken,
+    /// The task playing it, to find the game when that task panics.
+    task: tokio::task::Id,
+    /// Times its task panicked and was restarted.
+    restarts: u32,
 }
+
+/// A game whose task panicked this often is left (a panic loop must not spin).
+const MAX_GAME_RESTARTS: u32 = 3;
 
 struct State {
     ctx: GameContext,
@@ -317,15 +324,7 @@ impl State {
                                 let _ = tx.send(report);
                             }
                         }
-                        Err(e) => {
-                            warn!(error = %e, "a game task failed");
-                            self.games.retain(|_, g| !g.quit.is_cancelled());
-                        }
-                    }
-                    // A panicked task leaves its entry: drop entries without a task.
-                    if self.games.len() > self.tasks.len() {
-                        warn!("dropping game entries whose task is gone");
-                        self.games.clear();
+                        Err(e) => self.on_game_panic(&e),
                     }
                     self.drain_queue();
                 }
@@ -392,11 +391,7 @@ impl State {
                 info!(game_id = %id, opponent = %game.opponent.username, "game start");
                 let opponent = game.opponent.id.clone().unwrap_or_default();
                 self.with_matchmaker(|m| m.game_started(&id, &opponent, false, Instant::now()));
-                let quit = CancellationToken::new();
-                self.games
-                    .insert(id.clone(), GameEntry { quit: quit.clone() });
-                self.tasks.spawn(play_game(self.ctx.clone(), id, quit));
-                self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
+                self.spawn_game(id, 0);
             }
             Event::GameFinish { game } => {
                 debug!(game_id = %game.id(), "gameFinish");
@@ -447,6 +442,48 @@ impl State {
             }
             Event::Unknown => warn!(?kind, "unknown event type ignored"),
         }
+    }
+
+    /// Starts the task of game `id` (again, after `restarts` panics).
+    fn spawn_game(&mut self, id: String, restarts: u32) {
+        let quit = CancellationToken::new();
+        let task = self
+            .tasks
+            .spawn(play_game(self.ctx.clone(), id.clone(), quit.clone()))
+            .id();
+        self.games.insert(
+            id,
+            GameEntry {
+                quit,
+                task,
+                restarts,
+            },
+        );
+        self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
+    }
+
+    /// A game task panicked: the game is still running on lichess, so restart its task (the
+    /// new game stream starts with a fresh `gameFull`), at most [`MAX_GAME_RESTARTS`] times.
+    /// Only that game's entry changes: the others keep theirs (a replayed `gameStart` must not
+    /// start a second task for a game being played).
+    fn on_game_panic(&mut self, e: &tokio::task::JoinError) {
+        let Some(id) = self
+            .games
+            .iter()
+            .find(|(_, g)| g.task == e.id())
+            .map(|(id, _)| id.clone())
+        else {
+            warn!(error = %e, "a game task failed");
+            return;
+        };
+        let restarts = self.games.remove(&id).map_or(0, |g| g.restarts) + 1;
+        if restarts > MAX_GAME_RESTARTS {
+            tracing::error!(game_id = %id, error = %e, "game task failed again: leaving the game");
+            self.finished.insert(id);
+            return;
+        }
+        tracing::error!(game_id = %id, error = %e, restarts, "game task failed: restarting it");
+        self.spawn_game(id, restarts);
     }
 
     fn accept(&mut self, id: String) {
