@@ -89,3 +89,79 @@ async fn a_panicking_game_task_is_restarted_and_the_game_finished() {
             .is_ok()
     );
 }
+
+/// Ponders until stopped; counts the ponders that started and ended.
+struct Ponderer {
+    started: Arc<AtomicUsize>,
+    ended: Arc<AtomicUsize>,
+}
+
+impl MovePicker for Ponderer {
+    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        SimplePicker { seed: 5 }.pick(game, budget, stop)
+    }
+
+    fn ponder(&mut self, _game: &Game, stop: &AtomicBool) {
+        self.started.fetch_add(1, Ordering::SeqCst);
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.ended.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct PondererFactory {
+    started: Arc<AtomicUsize>,
+    ended: Arc<AtomicUsize>,
+}
+
+impl PickerFactory for PondererFactory {
+    fn create(&self, _hash_mb: u64) -> Box<dyn MovePicker> {
+        Box::new(Ponderer {
+            started: self.started.clone(),
+            ended: self.ended.clone(),
+        })
+    }
+}
+
+/// A game task that goes away while pondering (aborted here; a panic does the same) used to
+/// leave its infinite ponder running on a blocking thread for the rest of the process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_game_task_stops_its_ponder() {
+    let fake = fake().await;
+    let started = Arc::new(AtomicUsize::new(0));
+    let ended = Arc::new(AtomicUsize::new(0));
+    let pickers = Arc::new(PondererFactory {
+        started: started.clone(),
+        ended: ended.clone(),
+    });
+    let mut s = settings(&fake.url());
+    s.game.ponder = true;
+    let bot = start_bot_with(s, pickers);
+    wait_connected(&fake, 1).await;
+    let spec = ChallengeSpec {
+        clock: Some((60, 1)),
+        color: "black".into(),
+        ..ChallengeSpec::default()
+    };
+    let id = fake.challenge(HUMAN, BOT, &spec).unwrap();
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some()).await,
+        "not accepted"
+    );
+    // We are white. No opponent moves: once our first move is made, the bot ponders for good.
+    let deadline = tokio::time::Instant::now() + T;
+    while started.load(Ordering::SeqCst) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "never pondered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    kill(bot).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while ended.load(Ordering::SeqCst) < started.load(Ordering::SeqCst) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the ponder thread outlived its game task"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
