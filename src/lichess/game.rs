@@ -1005,6 +1005,17 @@ fn lower_thread_priority() {
 #[cfg(target_os = "linux")]
 const SEARCH_NICE: libc::c_int = 5;
 
+/// A task dropped while a search or ponder runs (its game task panicked and is restarted, or
+/// was aborted) must stop that blocking thread: nothing else would, and an infinite ponder
+/// would burn a core for the rest of the process.
+impl Drop for Task {
+    fn drop(&mut self) {
+        if let Some(Job::Think { stop, .. } | Job::Ponder { stop, .. }) = &self.job {
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 async fn sleep_opt(at: Option<Instant>) {
     match at {
         Some(t) => tokio::time::sleep_until(t).await,

@@ -137,19 +137,28 @@ pub fn render(site: &str, full: &GameFull, last: &GameState) -> String {
     };
     h("TimeControl", &tc);
     h("Termination", termination(&last.status));
+    let custom = !(full.initial_fen.is_empty() || full.initial_fen == "startpos");
+    if custom {
+        // Without them the moves of a game from a position cannot be replayed.
+        h("FEN", &full.initial_fen);
+        h("SetUp", "1");
+    }
     out.push('\n');
-    let start = if full.initial_fen.is_empty() || full.initial_fen == "startpos" {
-        Position::startpos()
-    } else {
+    let start = if custom {
         Position::from_fen(&full.initial_fen).unwrap_or_default()
+    } else {
+        Position::startpos()
     };
     let mut game = Game::new(start);
     let mut line = String::new();
     for (i, uci) in last.move_list().into_iter().enumerate() {
         let pos = *game.position();
         let Ok(m) = pos.parse_uci(uci) else { break };
-        if i % 2 == 0 {
-            line.push_str(&format!("{}. ", i / 2 + 1));
+        // Numbered from the start position (a FEN may start at any move, black to move).
+        if pos.turn() == atomic_chess::Color::White {
+            line.push_str(&format!("{}. ", pos.fullmove_number()));
+        } else if i == 0 {
+            line.push_str(&format!("{}... ", pos.fullmove_number()));
         }
         line.push_str(&san(&pos, m));
         line.push(' ');

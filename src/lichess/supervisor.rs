@@ -126,7 +126,14 @@ impl Supervisor {
 
 struct GameEntry {
     quit: CancellationToken,
+    /// The task playing it, to find the game when that task panics.
+    task: tokio::task::Id,
+    /// Times its task panicked and was restarted.
+    restarts: u32,
 }
+
+/// A game whose task panicked this often is left (a panic loop must not spin).
+const MAX_GAME_RESTARTS: u32 = 3;
 
 struct State {
     ctx: GameContext,
@@ -134,8 +141,6 @@ struct State {
     games: HashMap<String, GameEntry>,
     finished: HashSet<String>,
     tasks: JoinSet<GameReport>,
-    /// Which game each task plays (to free the slot of a task that panicked).
-    task_games: HashMap<tokio::task::Id, String>,
     pending: HashMap<String, Instant>,
     queue: VecDeque<Challenge>,
     decided: HashMap<String, Instant>,
@@ -171,7 +176,6 @@ impl State {
             games: HashMap::new(),
             finished: HashSet::new(),
             tasks: JoinSet::new(),
-            task_games: HashMap::new(),
             pending: HashMap::new(),
             queue: VecDeque::new(),
             decided: HashMap::new(),
@@ -306,8 +310,7 @@ impl State {
                 Ev::GameDone(r) => {
                     self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
                     match r {
-                        Ok((task, report)) => {
-                            self.task_games.remove(&task);
+                        Ok((_task, report)) => {
                             self.games.remove(&report.id);
                             let aborted = report.status == "aborted";
                             self.with_matchmaker(|m| {
@@ -321,13 +324,7 @@ impl State {
                                 let _ = tx.send(report);
                             }
                         }
-                        Err(e) => {
-                            // A panicked game task: forget the game so its slot is freed; a
-                            // replayed gameStart (reconnect) may start it again.
-                            let id = self.task_games.remove(&e.id()).unwrap_or_default();
-                            warn!(game_id = %id, error = %e, "a game task failed");
-                            self.games.remove(&id);
-                        }
+                        Err(e) => self.on_game_panic(&e),
                     }
                     self.drain_queue();
                 }
@@ -394,14 +391,7 @@ impl State {
                 info!(game_id = %id, opponent = %game.opponent.username, "game start");
                 let opponent = game.opponent.id.clone().unwrap_or_default();
                 self.with_matchmaker(|m| m.game_started(&id, &opponent, false, Instant::now()));
-                let quit = CancellationToken::new();
-                self.games
-                    .insert(id.clone(), GameEntry { quit: quit.clone() });
-                let task = self
-                    .tasks
-                    .spawn(play_game(self.ctx.clone(), id.clone(), quit));
-                self.task_games.insert(task.id(), id);
-                self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
+                self.spawn_game(id, 0);
             }
             Event::GameFinish { game } => {
                 debug!(game_id = %game.id(), "gameFinish");
@@ -452,6 +442,48 @@ impl State {
             }
             Event::Unknown => warn!(?kind, "unknown event type ignored"),
         }
+    }
+
+    /// Starts the task of game `id` (again, after `restarts` panics).
+    fn spawn_game(&mut self, id: String, restarts: u32) {
+        let quit = CancellationToken::new();
+        let task = self
+            .tasks
+            .spawn(play_game(self.ctx.clone(), id.clone(), quit.clone()))
+            .id();
+        self.games.insert(
+            id,
+            GameEntry {
+                quit,
+                task,
+                restarts,
+            },
+        );
+        self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
+    }
+
+    /// A game task panicked: the game is still running on lichess, so restart its task (the
+    /// new game stream starts with a fresh `gameFull`), at most [`MAX_GAME_RESTARTS`] times.
+    /// Only that game's entry changes: the others keep theirs (a replayed `gameStart` must not
+    /// start a second task for a game being played).
+    fn on_game_panic(&mut self, e: &tokio::task::JoinError) {
+        let Some(id) = self
+            .games
+            .iter()
+            .find(|(_, g)| g.task == e.id())
+            .map(|(id, _)| id.clone())
+        else {
+            warn!(error = %e, "a game task failed");
+            return;
+        };
+        let restarts = self.games.remove(&id).map_or(0, |g| g.restarts) + 1;
+        if restarts > MAX_GAME_RESTARTS {
+            tracing::error!(game_id = %id, error = %e, "game task failed again: leaving the game");
+            self.finished.insert(id);
+            return;
+        }
+        tracing::error!(game_id = %id, error = %e, restarts, "game task failed: restarting it");
+        self.spawn_game(id, restarts);
     }
 
     fn accept(&mut self, id: String) {

@@ -209,7 +209,9 @@ impl Searcher {
             {
                 break;
             }
-            if self.stats.playouts.is_multiple_of(TIME_CHECK_INTERVAL) {
+            // Not before the first playouts: a root preparation that used up a tiny budget
+            // must still leave a searched move, not an unvisited (arbitrary) one.
+            if self.stats.playouts > 0 && self.stats.playouts.is_multiple_of(TIME_CHECK_INTERVAL) {
                 let now = Instant::now();
                 if !limits.infinite
                     && self.out_of_time(limits, now.duration_since(start), &mut watch)
@@ -284,7 +286,12 @@ impl Searcher {
                         }
                     }
                 }
-                if found && self.tree.get(id).visits > 0 {
+                // Nodes grow with visits: a subtree holding more than half the arena is
+                // refused below anyway, so do not spend a long copy on it first.
+                let share = u64::from(self.tree.get(id).visits) * self.tree.len() as u64
+                    / u64::from(self.tree.get(ROOT).visits.max(1));
+                if found && self.tree.get(id).visits > 0 && share * 2 <= self.tree.capacity() as u64
+                {
                     self.tree.reroot(id);
                     reused = self.tree.len() * 2 <= self.tree.capacity();
                 }
@@ -564,7 +571,12 @@ impl Searcher {
         let get = |c: &NodeId| *self.tree.get(*c);
         let by_visits = |c: &NodeId| {
             let n = get(c);
-            (n.visits, (self.mixed(&n) * 1e6) as i64)
+            // Unvisited children tie on visits and value: the prior decides between them.
+            (
+                n.visits,
+                (self.mixed(&n) * 1e6) as i64,
+                (n.prior * 1e6) as i64,
+            )
         };
         if let Some(&win) = children
             .iter()

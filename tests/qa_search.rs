@@ -1,0 +1,60 @@
+//! QA regressions for the searcher under tiny budgets (bullet emergencies, `go movetime 1`).
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use atomic_bot::search::{Limits, SearchConfig, Searcher};
+use atomic_chess::{Game, Position};
+
+fn tiny(ms: u64) -> Limits {
+    Limits {
+        soft: Some(Duration::from_millis(ms)),
+        hard: Some(Duration::from_millis(ms)),
+        ..Limits::default()
+    }
+}
+
+/// After a search that filled the tree, the next move's root preparation (reroot of a big
+/// subtree) could use up a 1 ms budget before the first playout: the search then returned an
+/// unvisited, arbitrary move (a king walk such as `e1d2`) with `nodes 0`.
+#[test]
+fn a_tiny_budget_after_a_full_tree_still_searches() {
+    let config = SearchConfig {
+        hash_mb: 2,
+        ..SearchConfig::default()
+    };
+    let mut searcher = Searcher::new(config);
+    let stop = AtomicBool::new(false);
+    let start = Game::new(Position::startpos());
+    let first = searcher.search(
+        &start,
+        &Limits {
+            nodes: Some(200_000),
+            ..Limits::default()
+        },
+        &stop,
+        &mut |_| {},
+    );
+    let (Some(best), Some(reply)) = (first.best_move, first.ponder_move) else {
+        panic!("no move from the start position");
+    };
+    let moves = [best.to_string(), reply.to_string()];
+    let game = Game::from_uci_moves(Position::startpos(), &moves).expect("legal line");
+    for _ in 0..3 {
+        let r = searcher.search(&game, &tiny(1), &stop, &mut |_| {});
+        let mv = r.best_move.expect("a move");
+        assert!(game.position().legal_moves().contains(&mv));
+        assert!(r.info.nodes > 0, "no playout under a 1 ms budget: {mv}");
+    }
+}
+
+/// A fresh tree with a zero budget: at least a few playouts, and a legal move.
+#[test]
+fn a_zero_budget_on_a_fresh_tree_still_searches() {
+    let mut searcher = Searcher::new(SearchConfig::default());
+    let stop = AtomicBool::new(false);
+    let game = Game::new(Position::startpos());
+    let r = searcher.search(&game, &tiny(0), &stop, &mut |_| {});
+    assert!(r.best_move.is_some());
+    assert!(r.info.nodes > 0);
+}
