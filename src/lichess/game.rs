@@ -23,7 +23,7 @@ use futures_util::future::BoxFuture;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::config::{DrawPolicy, GameSettings, Settings, ShutdownMode};
 use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
@@ -429,14 +429,22 @@ impl Task {
                     warn!("gameFull does not name us as a player");
                     return Some(self.report("not our game", None));
                 };
+                if !full.variant.key.eq_ignore_ascii_case("atomic") {
+                    // Only atomic rules live here: playing another variant with them would send
+                    // illegal moves. Leave the game openly rather than let the clock run out.
+                    error!(variant = %full.variant.key, "not an atomic game: leaving it");
+                    self.leave_unplayable(full.state.clone());
+                    return None;
+                }
                 self.start = if full.initial_fen.is_empty() || full.initial_fen == "startpos" {
                     Position::startpos()
                 } else {
                     match Position::from_fen(&full.initial_fen) {
                         Ok(p) => p,
                         Err(e) => {
-                            warn!(error = %e, "unusable initial FEN");
-                            return Some(self.report("bad initial position", None));
+                            error!(error = %e, "unusable initial FEN: leaving the game");
+                            self.leave_unplayable(full.state.clone());
+                            return None;
                         }
                     }
                 };
@@ -663,7 +671,7 @@ impl Task {
                 Color::Black => (state.btime, state.binc),
             };
             let first_move = game.moves().len() < 2;
-            let budget = budget(
+            let mut budget = budget(
                 &self.ctx.settings.game,
                 ours,
                 inc,
@@ -671,6 +679,11 @@ impl Task {
                 self.ctx.running.load(Ordering::Relaxed),
                 self.ctx.settings.search.threads,
             );
+            // Our clock has run since the line that made it our turn was read (stopping a
+            // ponder, a re-sync): that time comes out of this move's budget, not the reserve.
+            let spent = self.received.elapsed();
+            budget.soft = budget.soft.saturating_sub(spent);
+            budget.hard = budget.hard.saturating_sub(spent);
             let stop = Arc::new(AtomicBool::new(false));
             let flag = stop.clone();
             let game = game.clone();
@@ -895,6 +908,15 @@ impl Task {
             info!("claiming the win: the opponent left");
             self.spawn_action("claim-victory");
         }
+    }
+
+    /// A game we cannot play (another variant, a FEN our rules reject): abort it while that is
+    /// allowed, else resign, and wait for the final state like any other quit.
+    fn leave_unplayable(&mut self, state: GameState) {
+        let abortable = state.move_list().len() < 2;
+        self.state = Some(state);
+        self.quitting.get_or_insert_with(Instant::now);
+        self.spawn_action(if abortable { "abort" } else { "resign" });
     }
 
     fn quit_game(&mut self) {
