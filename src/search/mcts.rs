@@ -24,6 +24,8 @@ use super::{Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
 
 /// Interval between periodic `info` reports.
 const INFO_INTERVAL: Duration = Duration::from_secs(1);
+/// How long an infinite search with a full tree sleeps between looks at its stop flag.
+const FULL_TREE_NAP: Duration = Duration::from_micros(200);
 /// The clock is read once per this many playouts.
 const TIME_CHECK_INTERVAL: u64 = 16;
 
@@ -225,8 +227,9 @@ impl Searcher {
                 }
             }
             if self.full {
-                // Only reached when infinite: nothing more to learn, wait for `stop`.
-                std::thread::sleep(Duration::from_millis(2));
+                // Only reached when infinite: nothing more to learn, wait for `stop` without
+                // burning the CPU. A short nap: the flag is polled, so the nap is the latency.
+                std::thread::sleep(FULL_TREE_NAP);
                 continue;
             }
             self.playout(&root_pos, base_keys);
