@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 const BOT_TOKEN: &str = "lip_hostingbot_SECRET";
 const PARTNER_TOKEN: &str = "lip_partnerbot";
 const HUMAN_TOKEN: &str = "lip_hostinghuman";
-const T: Duration = Duration::from_secs(20);
+const T: Duration = Duration::from_secs(45);
 
 async fn fake() -> FakeLichess {
     FakeLichess::start(FakeConfig {
