@@ -141,6 +141,9 @@ struct GameRec {
     rated: bool,
     clock: Option<(i64, i64)>,
     speed: String,
+    /// Variant key of the challenge (the fake always applies atomic rules; a client sees the
+    /// key, so tests can check what a bot does with a game of another variant).
+    variant: String,
     created_at: i64,
     moves: Vec<String>,
     game: Game,
@@ -614,7 +617,7 @@ impl Inner {
 
     fn game_full(&self, g: &GameRec) -> Value {
         let mut v = json!({
-            "type": "gameFull", "id": g.id, "variant": variant_json("atomic"),
+            "type": "gameFull", "id": g.id, "variant": variant_json(&g.variant),
             "speed": g.speed, "perf": {"name": "Atomic"}, "rated": g.rated,
             "createdAt": g.created_at,
             "white": self.user_json(&g.white), "black": self.user_json(&g.black),
@@ -635,7 +638,7 @@ impl Inner {
             "fullId": format!("{}abcd", g.id), "gameId": g.id, "id": g.id,
             "fen": g.game.position().to_fen(), "color": color_name(color),
             "lastMove": g.moves.last().cloned().unwrap_or_default(), "source": "friend",
-            "status": {"id": 20, "name": g.status}, "variant": variant_json("atomic"),
+            "status": {"id": 20, "name": g.status}, "variant": variant_json(&g.variant),
             "speed": g.speed, "perf": "atomic", "rated": g.rated, "hasMoved": !g.moves.is_empty(),
             "opponent": {"id": opp, "username": self.account(opp).map(|a| a.username.clone()).unwrap_or_else(|| opp.to_owned()), "rating": 1500},
             "isMyTurn": g.status == "started" && g.game.position().turn() == color,
@@ -803,6 +806,7 @@ impl Inner {
             rated: spec.rated,
             clock,
             speed: speed_of(spec.clock, spec.days).into(),
+            variant: spec.variant.clone(),
             created_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as i64)
