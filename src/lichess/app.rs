@@ -108,32 +108,36 @@ fn token(settings: &Settings, source: &ConfigSource) -> Result<SecretString, Exi
     })
 }
 
+/// What `lichess` and `upgrade` both start with: the settings, logging, the token, a runtime and
+/// a client. Errors are printed here; the caller exits with the returned code (2 for a bad
+/// configuration or token, 1 otherwise).
+fn connect(
+    config: Option<PathBuf>,
+) -> Result<(Settings, tokio::runtime::Runtime, LichessClient), ExitCode> {
+    let (settings, source) = load(config)?;
+    init_logging(settings.log.format, &settings.log.level);
+    let token = token(&settings, &source)?;
+    let rt = runtime().map_err(|e| {
+        eprintln!("atomic-bot: cannot start the async runtime: {e}");
+        ExitCode::FAILURE
+    })?;
+    // Built inside the runtime, as before: the HTTP client may spawn onto it.
+    let client = rt
+        .block_on(async { LichessClient::new(&settings.lichess, token) })
+        .map_err(|e| {
+            eprintln!("atomic-bot: {e}");
+            ExitCode::FAILURE
+        })?;
+    Ok((settings, rt, client))
+}
+
 /// Runs the bot until SIGTERM/SIGINT (exit 0) or a fatal error (exit 1).
 pub fn lichess(args: LichessArgs) -> ExitCode {
-    let (settings, source) = match load(args.config) {
-        Ok(s) => s,
+    let (settings, rt, client) = match connect(args.config) {
+        Ok(ready) => ready,
         Err(c) => return c,
-    };
-    init_logging(settings.log.format, &settings.log.level);
-    let token = match token(&settings, &source) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("atomic-bot: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
     };
     rt.block_on(async move {
-        let client = match LichessClient::new(&settings.lichess, token) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("atomic-bot: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
         if settings.metrics.enabled {
             // Validated with the configuration; served until the process exits.
             let addr = match settings.metrics.listen_addr() {
@@ -183,30 +187,11 @@ pub fn pickers(engine: Engine) -> Arc<dyn PickerFactory> {
 
 /// Upgrades the account to a bot account (only with `--confirm`).
 pub fn upgrade(args: UpgradeArgs) -> ExitCode {
-    let (settings, source) = match load(args.config) {
-        Ok(s) => s,
+    let (_settings, rt, client) = match connect(args.config) {
+        Ok(ready) => ready,
         Err(c) => return c,
-    };
-    init_logging(settings.log.format, &settings.log.level);
-    let token = match token(&settings, &source) {
-        Ok(t) => t,
-        Err(c) => return c,
-    };
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("atomic-bot: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
     };
     rt.block_on(async move {
-        let client = match LichessClient::new(&settings.lichess, token) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("atomic-bot: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
         let account = match client.account().await {
             Ok(a) => a,
             Err(e) => {

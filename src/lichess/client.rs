@@ -619,24 +619,30 @@ impl LichessClient {
         username: &str,
         form: &[(&str, &str)],
     ) -> Result<Challenge, ApiError> {
-        #[derive(serde::Deserialize)]
-        struct Wrapped {
-            challenge: Challenge,
-        }
-        #[derive(serde::Deserialize)]
-        #[serde(untagged)]
-        enum Created {
-            Wrapped(Wrapped),
-            Plain(Challenge),
-        }
         let path = format!("/api/challenge/{}", seg(username)?);
-        let c: Created = self
+        let c: CreatedChallenge = self
             .call_json(Endpoint::CreateChallenge, Method::POST, &path, Some(form))
             .await?;
-        Ok(match c {
-            Created::Wrapped(w) => w.challenge,
-            Created::Plain(c) => c,
-        })
+        Ok(c.into_challenge())
+    }
+}
+
+/// The answer to `POST /api/challenge/{username}`: lichess wraps the challenge in
+/// `{"challenge": ...}`, older servers answered with it bare; both are accepted.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum CreatedChallenge {
+    Wrapped { challenge: Challenge },
+    Plain(Challenge),
+}
+
+impl CreatedChallenge {
+    fn into_challenge(self) -> Challenge {
+        match self {
+            CreatedChallenge::Wrapped { challenge } | CreatedChallenge::Plain(challenge) => {
+                challenge
+            }
+        }
     }
 }
 
@@ -687,19 +693,8 @@ impl LichessClient {
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         if status.is_success() {
-            #[derive(serde::Deserialize)]
-            struct Wrapped {
-                challenge: Challenge,
-            }
-            #[derive(serde::Deserialize)]
-            #[serde(untagged)]
-            enum Created {
-                Wrapped(Wrapped),
-                Plain(Challenge),
-            }
-            return match serde_json::from_slice::<Created>(&body) {
-                Ok(Created::Wrapped(w)) => Ok(w.challenge.id),
-                Ok(Created::Plain(c)) => Ok(c.id),
+            return match serde_json::from_slice::<CreatedChallenge>(&body) {
+                Ok(c) => Ok(c.into_challenge().id),
                 Err(e) => Err(ChallengeError::Transient(format!(
                     "unexpected response: {e}"
                 ))),
