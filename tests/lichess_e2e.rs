@@ -665,6 +665,44 @@ async fn opponent_gone_win_is_claimed_and_silent_opponent_is_aborted() {
     let _ = bot.task.await;
 }
 
+/// A game from a FEN with Black to move: the bot (Black) moves first, and the opponent's
+/// first move is White's reply at ply 1. If it never comes, the bot aborts (the fake's own
+/// first-move deadline is set far beyond the test so only the bot can abort).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
+    let fake = fake_with(FakeConfig {
+        first_move_timeout: Duration::from_secs(120),
+        ..FakeConfig::default()
+    })
+    .await;
+    let mut s = settings(&fake.url());
+    s.game.abort_after_s = 1;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                fen: Some("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1".into()),
+                ..spec(Some((120, 1)))
+            },
+        )
+        .unwrap();
+    let g = fake.wait_game_over(&id, Duration::from_secs(15)).await;
+    let g = g.expect("the bot did not abort the game");
+    assert_eq!(g.status, "aborted");
+    assert_eq!(g.moves.len(), 1, "the bot moved first: {:?}", g.moves);
+    assert!(
+        fake.requests().iter().any(
+            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
+        )
+    );
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_declines_new_challenges_and_resigns_after_the_grace_period() {
     let fake = fake().await;

@@ -9,7 +9,8 @@
 //! final state), moves validated by `atomic-chess` (castling emitted king-takes-rook like
 //! lichess today, both spellings accepted), clocks with increment that start after both first
 //! moves, the first-move deadline (abort), flagging, draw and takeback offers, abort, resign,
-//! claim-victory, chat, challenge create/accept/decline/cancel.
+//! claim-victory, chat, challenge create/accept/decline/cancel (optionally from a FEN, which
+//! `gameFull.initialFen` reports).
 //!
 //! For tests it can also inject raw lines, cut or silence streams, make an endpoint answer
 //! with a given status a number of times, and record every request. The in-process control

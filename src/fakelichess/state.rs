@@ -35,6 +35,9 @@ pub struct ChallengeSpec {
     pub variant: String,
     /// Colour the challenger wants: `white`, `black` or `random`.
     pub color: String,
+    /// Starting position as a FEN (lichess's `fen` form field); `None` is the standard start.
+    /// Games from a FEN may have Black to move first.
+    pub fen: Option<String>,
 }
 
 impl Default for ChallengeSpec {
@@ -45,6 +48,7 @@ impl Default for ChallengeSpec {
             days: None,
             variant: "atomic".into(),
             color: "random".into(),
+            fen: None,
         }
     }
 }
@@ -145,6 +149,10 @@ struct GameRec {
     /// key, so tests can check what a bot does with a game of another variant).
     variant: String,
     created_at: i64,
+    /// The starting position (`initialFen`), which takebacks replay from.
+    start: Position,
+    /// `startpos` or the FEN the game started from, as `gameFull.initialFen` reports it.
+    initial_fen: String,
     moves: Vec<String>,
     game: Game,
     status: String,
@@ -513,6 +521,7 @@ impl Inner {
                     days: num("days"),
                     variant: field("variant", form).unwrap_or_else(|| "standard".into()),
                     color: field("color", form).unwrap_or_else(|| "random".into()),
+                    fen: field("fen", form).filter(|f| !f.is_empty()),
                 };
                 match self.create_challenge(user, seg(2), &spec) {
                     Ok(id) => Reply::Json(200, self.challenge_json(&id)),
@@ -621,7 +630,7 @@ impl Inner {
             "speed": g.speed, "perf": {"name": "Atomic"}, "rated": g.rated,
             "createdAt": g.created_at,
             "white": self.user_json(&g.white), "black": self.user_json(&g.black),
-            "initialFen": "startpos", "state": g.state_json(),
+            "initialFen": g.initial_fen, "state": g.state_json(),
         });
         if let Some((initial, inc)) = g.clock {
             v["clock"] = json!({"initial": initial, "increment": inc});
@@ -667,6 +676,9 @@ impl Inner {
             "color": c.spec.color, "finalColor": color_name(c.challenger_color),
             "perf": {"icon": "", "name": "Atomic"},
         });
+        if let Some(fen) = &c.spec.fen {
+            v["initialFen"] = json!(fen);
+        }
         if let Some(k) = &c.decline_key {
             v["declineReasonKey"] = json!(k);
             v["declineReason"] = json!(format!("declined: {k}"));
@@ -732,6 +744,9 @@ impl Inner {
         if self.account(&to).is_none() {
             return Err(format!("No such user: {to}"));
         }
+        if let Some(fen) = &spec.fen {
+            Position::from_fen(fen).map_err(|e| format!("Invalid FEN {fen}: {e}"))?;
+        }
         let id = self.new_id();
         let challenger_color = match spec.color.as_str() {
             "white" => Color::White,
@@ -791,6 +806,11 @@ impl Inner {
             Color::Black => (c.to.clone(), c.from.clone()),
         };
         let spec = c.spec.clone();
+        // Checked when the challenge was created.
+        let start = match &spec.fen {
+            Some(fen) => Position::from_fen(fen).map_err(|e| (400, format!("Invalid FEN: {e}")))?,
+            None => Position::startpos(),
+        };
         let (clock, time) = match (spec.clock, spec.days) {
             (Some((l, i)), _) => (
                 Some((i64::from(l) * 1000, i64::from(i) * 1000)),
@@ -811,8 +831,10 @@ impl Inner {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0),
+            start,
+            initial_fen: spec.fen.clone().unwrap_or_else(|| "startpos".into()),
             moves: Vec::new(),
-            game: Game::new(Position::startpos()),
+            game: Game::new(start),
             status: "started".into(),
             winner: None,
             wtime: time,
@@ -1043,7 +1065,7 @@ impl Inner {
             };
             let keep = g.moves.len().saturating_sub(n);
             g.moves.truncate(keep);
-            g.game = Game::from_uci_moves(Position::startpos(), &g.moves)
+            g.game = Game::from_uci_moves(g.start, &g.moves)
                 .map_err(|e| format!("takeback replay: {e}"))?;
             g.takeback_offer = None;
             g.draw_offer = None;

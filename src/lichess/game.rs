@@ -620,7 +620,7 @@ impl Task {
             });
         }
         // The opponent's first move has not come yet: abort if it never does.
-        let opponent_moved = len >= if color == Color::White { 2 } else { 1 };
+        let opponent_moved = len > first_move_ply(self.start.turn(), color.other());
         self.abort_at = if !opponent_moved && !our_turn && self.quitting.is_none() {
             match self.abort_at {
                 Some((t, l)) if l == len => Some((t, l)),
@@ -1038,6 +1038,13 @@ impl Drop for Task {
     }
 }
 
+/// The ply (0 or 1) of `side`'s first move in a game whose initial position has `first_to_move`
+/// to move. From the standard start White moves at ply 0, but a game from a FEN may start with
+/// Black to move (`initialFen`), and then White's first move is ply 1.
+fn first_move_ply(first_to_move: Color, side: Color) -> usize {
+    usize::from(first_to_move != side)
+}
+
 async fn sleep_opt(at: Option<Instant>) {
     match at {
         Some(t) => tokio::time::sleep_until(t).await,
@@ -1048,6 +1055,14 @@ async fn sleep_opt(at: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_move_ply_follows_the_side_to_move_of_the_initial_position() {
+        assert_eq!(first_move_ply(Color::White, Color::White), 0);
+        assert_eq!(first_move_ply(Color::White, Color::Black), 1);
+        assert_eq!(first_move_ply(Color::Black, Color::Black), 0);
+        assert_eq!(first_move_ply(Color::Black, Color::White), 1);
+    }
 
     #[test]
     fn budget_keeps_a_reserve_and_caps_the_first_move() {
