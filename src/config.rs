@@ -238,8 +238,14 @@ pub struct GameSettings {
     pub claim_victory: bool,
     /// Resign when the search proves a loss.
     pub resign_proven_loss: bool,
-    /// Abort a game whose opponent has not made a first move after this long.
+    /// Abort a game with a clock whose opponent has not made a first move after this long.
+    /// Lichess itself aborts such games after 20-35 s (by speed) counted from the previous move;
+    /// our timer starts later (when we read the state), so above 35 s lichess's neutral abort
+    /// always comes first and ours is only a backstop (a final state that never reached us).
     pub abort_after_s: u64,
+    /// The same for games without a clock (correspondence, unlimited), which lichess never
+    /// aborts: only we free the slot, but their players may take days over a move.
+    pub abort_unclocked_s: u64,
     /// Chat sent at the start of a game (`{me}` and `{opponent}` are replaced; empty = off).
     pub greeting: String,
     /// Chat sent at the end of a game (empty = off).
@@ -261,6 +267,7 @@ impl Default for GameSettings {
             claim_victory: true,
             resign_proven_loss: false,
             abort_after_s: 40,
+            abort_unclocked_s: 86_400,
             greeting: "Hi {opponent}, I am {me}, an Atomic chess bot. Good luck!".into(),
             goodbye: "Good game, thanks for playing!".into(),
             pgn_dir: None,

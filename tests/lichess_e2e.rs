@@ -703,6 +703,39 @@ async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
     let _ = bot.task.await;
 }
 
+/// Lichess never aborts a correspondence game, and its players may take hours: the short
+/// real-time `abort_after_s` does not apply to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_correspondence_game_is_not_aborted_after_the_real_time_first_move_wait() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.challenge.correspondence = true;
+    s.game.abort_after_s = 1;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "white".into(),
+                clock: None,
+                days: Some(3),
+                ..ChallengeSpec::default()
+            },
+        )
+        .unwrap();
+    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(fake.game(&id).unwrap().status, "started");
+    assert!(
+        !fake.requests().iter().any(
+            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
+        )
+    );
+    kill(bot).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_declines_new_challenges_and_resigns_after_the_grace_period() {
     let fake = fake().await;

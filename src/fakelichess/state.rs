@@ -1151,7 +1151,8 @@ impl Inner {
                 continue;
             }
             if g.moves.len() < 2 {
-                if g.last_change.elapsed() > first_move {
+                // Like lila (`expirable` needs a clock): games without one never expire.
+                if g.clock.is_some() && g.last_change.elapsed() > first_move {
                     ends.push((g.id.clone(), "aborted", None));
                 }
             } else if g.clock.is_some() {

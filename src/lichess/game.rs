@@ -624,10 +624,11 @@ impl Task {
         self.abort_at = if !opponent_moved && !our_turn && self.quitting.is_none() {
             match self.abort_at {
                 Some((t, l)) if l == len => Some((t, l)),
-                _ => Some((
-                    Instant::now() + Duration::from_secs(self.ctx.settings.game.abort_after_s),
-                    len,
-                )),
+                _ => {
+                    let clocked = self.full.as_ref().is_some_and(|f| f.clock.is_some());
+                    let wait = first_move_wait(&self.ctx.settings.game, clocked);
+                    Some((Instant::now() + wait, len))
+                }
             }
         } else {
             None
@@ -1038,6 +1039,17 @@ impl Drop for Task {
     }
 }
 
+/// How long the opponent may take over its first move before we abort: `abort_after_s` in a
+/// game with a clock (lichess aborts those itself after 20-35 s, so ours is a backstop), and
+/// `abort_unclocked_s` without one (correspondence or unlimited, which lichess never aborts).
+pub fn first_move_wait(g: &GameSettings, clocked: bool) -> Duration {
+    Duration::from_secs(if clocked {
+        g.abort_after_s
+    } else {
+        g.abort_unclocked_s
+    })
+}
+
 /// The ply (0 or 1) of `side`'s first move in a game whose initial position has `first_to_move`
 /// to move. From the standard start White moves at ply 0, but a game from a FEN may start with
 /// Black to move (`initialFen`), and then White's first move is ply 1.
@@ -1055,6 +1067,15 @@ async fn sleep_opt(at: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn first_move_wait_depends_on_the_clock() {
+        let g = GameSettings::default();
+        // Above lichess's longest first-move deadline (35 s): lichess aborts first.
+        assert!(first_move_wait(&g, true) > Duration::from_secs(35));
+        // Correspondence and unlimited games are never aborted by lichess: a day.
+        assert_eq!(first_move_wait(&g, false), Duration::from_secs(86_400));
+    }
 
     #[test]
     fn first_move_ply_follows_the_side_to_move_of_the_initial_position() {
