@@ -2,9 +2,13 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
+use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
+use atomic_chess::Game;
 use common::*;
 
 const T: Duration = Duration::from_secs(30);
@@ -857,6 +861,104 @@ async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
         .count();
     assert!(streams >= 2, "{streams}");
     assert_eq!(fake.game(&id).unwrap().moves.len(), 1);
+    kill(bot).await;
+}
+
+/// The simple picker, counting its searches; each takes `delay`.
+struct CountingFactory {
+    searches: Arc<AtomicUsize>,
+    delay: Duration,
+}
+
+struct CountingPicker {
+    inner: SimplePicker,
+    searches: Arc<AtomicUsize>,
+    delay: Duration,
+}
+
+impl MovePicker for CountingPicker {
+    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        self.searches.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        self.inner.pick(game, budget, stop)
+    }
+}
+
+impl PickerFactory for CountingFactory {
+    fn create(&self, _hash_mb: u64) -> Box<dyn MovePicker> {
+        Box::new(CountingPicker {
+            inner: SimplePicker::default(),
+            searches: self.searches.clone(),
+            delay: self.delay,
+        })
+    }
+}
+
+/// After a 400 the bot does not search the old position again at once: it waits for the
+/// reopened stream's state (which may show the game moved on). Here the stream cannot be
+/// reopened, so after the short wait it searches what it has and the game goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
+    let fake = fake().await;
+    let searches = Arc::new(AtomicUsize::new(0));
+    let bot = start_bot_with(
+        settings(&fake.url()),
+        Arc::new(CountingFactory {
+            searches: searches.clone(),
+            delay: Duration::from_millis(300),
+        }),
+    );
+    wait_connected(&fake, 1).await;
+    fake.fail_next(
+        "move",
+        400,
+        "{\"error\":\"Not your turn, or game already over\"}",
+        1,
+    );
+    let id = fake
+        .challenge(
+            HUMAN,
+            BOT,
+            &ChallengeSpec {
+                color: "black".into(),
+                ..spec(Some((60, 1)))
+            },
+        )
+        .unwrap();
+    // While the first search runs (300 ms), make every reopening of the game stream fail.
+    assert!(
+        fake.wait_until(T, |f| f
+            .requests()
+            .iter()
+            .any(|r| r.user.as_deref() == Some(BOT)
+                && r.endpoint == "game_stream"
+                && r.path.ends_with(&id)))
+            .await
+    );
+    fake.fail_next("game_stream", 503, "{}", 1_000);
+    assert!(
+        fake.wait_until(T, |f| !bot_moves(f, &id).is_empty()).await,
+        "no move request"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        searches.load(Ordering::SeqCst),
+        1,
+        "searched the old position again right after the 400"
+    );
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 1))
+            .await,
+        "the bot never moved after the 400"
+    );
+    assert_eq!(
+        bot_moves(&fake, &id)
+            .iter()
+            .map(|r| r.status)
+            .collect::<Vec<_>>(),
+        vec![400, 200]
+    );
+    assert_eq!(searches.load(Ordering::SeqCst), 2);
     kill(bot).await;
 }
 

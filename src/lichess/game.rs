@@ -7,7 +7,9 @@
 //! differs from the last one we answered. A `gameState` that only carries a draw or takeback
 //! offer has the same list, so it triggers nothing; a takeback shortens the list, which makes it
 //! our turn on a new list; a 400 on the move POST forgets the answered list and re-syncs by
-//! reopening the stream (whose first line is a fresh `gameFull`).
+//! reopening the stream (whose first line is a fresh `gameFull`), searching again only once
+//! that state arrives (or after a short wait, so a stream that cannot be reopened never
+//! stalls the game).
 //!
 //! Everything the task waits for (stream lines, the search, the move POST, the abort and
 //! claim-victory timers, the quit signal) is one `select!`, so a search never stops the task from
@@ -167,6 +169,10 @@ const STUCK_GRACE: Duration = Duration::from_millis(250);
 const CLAIM_MARGIN: Duration = Duration::from_millis(500);
 /// Give up on a turn after this many rejected moves.
 const MAX_REJECTED: u32 = 3;
+/// After a rejected move, how long to wait for the reopened stream's `gameFull` before
+/// searching the position we have anyway. Reopening takes one round trip on lichess; this only
+/// fires when the stream cannot be reopened, so the game goes on (our clock is running).
+const RESYNC_WAIT: Duration = Duration::from_secs(1);
 
 struct Task {
     ctx: GameContext,
@@ -187,6 +193,9 @@ struct Task {
     abort_at: Option<(Instant, usize)>,
     claim_at: Option<Instant>,
     rejected: (usize, u32),
+    /// A move was rejected (400) and the stream is being reopened: no search until a state
+    /// arrives (it may show the game moved on or ended) or this deadline passes.
+    resync_until: Option<Instant>,
     job: Option<Job>,
     /// The move POST in flight and the list it answers.
     post: Option<(BoxFuture<'static, Result<(), ApiError>>, String)>,
@@ -251,6 +260,7 @@ impl Task {
             abort_at: None,
             claim_at: None,
             rejected: (usize::MAX, 0),
+            resync_until: None,
             job: None,
             post: None,
             reader: None,
@@ -408,10 +418,15 @@ impl Task {
 
     fn next_timer(&self) -> Option<Instant> {
         let quit_check = self.quitting.map(|t| t + Duration::from_secs(16));
-        [self.abort_at.map(|(t, _)| t), self.claim_at, quit_check]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.abort_at.map(|(t, _)| t),
+            self.claim_at,
+            quit_check,
+            self.resync_until,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Handles one game stream item; `Some` when the game is over.
@@ -570,6 +585,8 @@ impl Task {
     }
 
     async fn on_state(&mut self, state: GameState) -> Option<GameReport> {
+        // Any state from the server ends a wait for re-sync after a rejected move.
+        self.resync_until = None;
         let key = state.moves.trim().to_owned();
         if state.is_terminal() {
             self.state = Some(state);
@@ -666,7 +683,11 @@ impl Task {
             Some(p) => p,
             None => self.ctx.pickers.create(hash_share(&self.ctx.settings)),
         };
-        if our_turn && self.post.is_none() && self.answered.as_deref() != Some(key.as_str()) {
+        if our_turn
+            && self.post.is_none()
+            && self.resync_until.is_none()
+            && self.answered.as_deref() != Some(key.as_str())
+        {
             let (ours, inc) = match color {
                 Color::White => (state.wtime, state.winc),
                 Color::Black => (state.btime, state.binc),
@@ -879,10 +900,13 @@ impl Task {
                         return None;
                     }
                     if e.status() == Some(400) {
-                        // Reopen the stream: its gameFull is the truth.
+                        // Reopen the stream: its gameFull is the truth. Searching the state we
+                        // have now would often be wasted (the game may have moved on or
+                        // ended), so wait for that gameFull, or RESYNC_WAIT at most.
                         self.reader = None;
                         self.connecting = None;
                         self.reconnect_at = Some(Instant::now());
+                        self.resync_until = Some(Instant::now() + RESYNC_WAIT);
                     } else {
                         self.act();
                     }
@@ -895,6 +919,13 @@ impl Task {
 
     fn on_timer(&mut self) {
         let now = Instant::now();
+        if let Some(t) = self.resync_until
+            && t <= now
+        {
+            self.resync_until = None;
+            warn!("no fresh game state after a rejected move; searching the last known one");
+            self.act();
+        }
         if let Some((t, _)) = self.abort_at
             && t <= now
         {
