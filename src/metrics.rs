@@ -132,7 +132,8 @@ impl Histogram {
 /// Every number the bot exports. Shared as `Arc<Metrics>`.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    /// Games that ended with a result (won + lost + drawn; aborted games are not played games).
+    /// Games that ended with a result (won + lost + drawn; aborted and left games are not
+    /// played games).
     pub games_played: AtomicU64,
     /// Games we won.
     pub games_won: AtomicU64,
@@ -142,6 +143,9 @@ pub struct Metrics {
     pub games_drawn: AtomicU64,
     /// Games aborted before both sides moved.
     pub games_aborted: AtomicU64,
+    /// Games the bot left without lichess's final state (result unknown): its abort or resign
+    /// went unanswered, lichess refused the game stream, or the game task kept failing.
+    pub games_left: AtomicU64,
     /// Games we lost on time: the signal to raise the move overhead.
     pub time_forfeits: AtomicU64,
     /// Game tasks currently running.
@@ -175,9 +179,13 @@ impl Metrics {
             GameResult::Loss => &self.games_lost,
             GameResult::Draw => &self.games_drawn,
             GameResult::Aborted => &self.games_aborted,
+            GameResult::Left => &self.games_left,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        if result != GameResult::Aborted {
+        if matches!(
+            result,
+            GameResult::Win | GameResult::Loss | GameResult::Draw
+        ) {
             self.games_played.fetch_add(1, Ordering::Relaxed);
         }
         if time_forfeit {
@@ -208,10 +216,10 @@ impl Metrics {
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(4096);
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let counters: [(&str, &str, u64); 10] = [
+        let counters: [(&str, &str, u64); 11] = [
             (
                 "atomic_bot_games_played_total",
-                "Games finished with a result (aborted games excluded).",
+                "Games finished with a result (aborted and left games excluded).",
                 load(&self.games_played),
             ),
             (
@@ -233,6 +241,11 @@ impl Metrics {
                 "atomic_bot_games_aborted_total",
                 "Games aborted before both sides moved.",
                 load(&self.games_aborted),
+            ),
+            (
+                "atomic_bot_games_left_total",
+                "Games left without a final state from lichess (result unknown).",
+                load(&self.games_left),
             ),
             (
                 "atomic_bot_time_forfeits_total",
@@ -499,8 +512,10 @@ mod tests {
         m.record_game(GameResult::Loss, true);
         m.record_game(GameResult::Draw, false);
         m.record_game(GameResult::Aborted, false);
+        m.record_game(GameResult::Left, false);
         let body = m.render();
         assert_eq!(value(&body, "atomic_bot_games_played_total"), "3");
+        assert_eq!(value(&body, "atomic_bot_games_left_total"), "1");
         assert_eq!(value(&body, "atomic_bot_games_won_total"), "1");
         assert_eq!(value(&body, "atomic_bot_games_lost_total"), "1");
         assert_eq!(value(&body, "atomic_bot_games_drawn_total"), "1");

@@ -117,6 +117,9 @@ pub enum GameResult {
     Draw,
     /// The game was aborted (no rating change, not a played game).
     Aborted,
+    /// We left the game without lichess's final state (our abort or resign went unanswered,
+    /// lichess refused its stream, or its task kept failing): the result is unknown.
+    Left,
 }
 
 impl GameResult {
@@ -133,13 +136,14 @@ impl GameResult {
         }
     }
 
-    /// `"win"`, `"loss"`, `"draw"` or `"aborted"`.
+    /// `"win"`, `"loss"`, `"draw"`, `"aborted"` or `"left"`.
     pub fn as_str(self) -> &'static str {
         match self {
             GameResult::Win => "win",
             GameResult::Loss => "loss",
             GameResult::Draw => "draw",
             GameResult::Aborted => "aborted",
+            GameResult::Left => "left",
         }
     }
 }

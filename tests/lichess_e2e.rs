@@ -707,6 +707,39 @@ async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
     let _ = bot.task.await;
 }
 
+/// Every game the bot plays is counted, also those without a normal result: an aborted one
+/// as aborted, one whose game stream lichess refuses ("gone") as left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aborted_and_left_games_are_counted_in_the_metrics() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.game.abort_after_s = 1;
+    let mut bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let white = |c: Option<(u32, u32)>| ChallengeSpec {
+        color: "white".into(),
+        ..spec(c)
+    };
+    // The opponent (white) never moves: aborted.
+    let id = fake.challenge(HUMAN, BOT, &white(Some((120, 1)))).unwrap();
+    let report = tokio::time::timeout(T, bot.reports.recv()).await.unwrap();
+    assert_eq!(
+        report.map(|r| (r.id, r.status)),
+        Some((id, "aborted".into()))
+    );
+    assert_eq!(bot.counters.games_aborted.load(Ordering::SeqCst), 1);
+    // Lichess refuses the game stream: the bot leaves the game.
+    fake.fail_next("game_stream", 404, "{\"error\":\"No such game\"}", 1);
+    let id = fake.challenge(HUMAN, BOT, &white(Some((120, 1)))).unwrap();
+    let report = tokio::time::timeout(T, bot.reports.recv()).await.unwrap();
+    assert_eq!(report.map(|r| (r.id, r.status)), Some((id, "gone".into())));
+    assert_eq!(bot.counters.games_left.load(Ordering::SeqCst), 1);
+    assert_eq!(bot.counters.games_played.load(Ordering::SeqCst), 0);
+    let body = bot.counters.render();
+    assert!(body.contains("atomic_bot_games_left_total 1"), "{body}");
+    kill(bot).await;
+}
+
 /// Lichess never aborts a correspondence game, and its players may take hours: the short
 /// real-time `abort_after_s` does not apply to it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -343,7 +343,7 @@ impl Task {
                             self.connected_at = Instant::now();
                         }
                         Err(e @ ApiError::Unauthorized { .. }) => {
-                            return self.report("unauthorized", Some(e.to_string()));
+                            return self.leave("unauthorized", Some(e.to_string()));
                         }
                         Err(
                             e @ ApiError::Status {
@@ -351,7 +351,7 @@ impl Task {
                             },
                         ) => {
                             warn!(error = %e, "game stream refused: the game is gone");
-                            return self.report("gone", None);
+                            return self.leave("gone", None);
                         }
                         Err(e) => {
                             let delay = self.backoff.next().unwrap_or(Duration::from_secs(1));
@@ -411,7 +411,7 @@ impl Task {
                 && t.elapsed() > Duration::from_secs(15)
             {
                 warn!("no final state after abort/resign; leaving the game");
-                return self.report("left", None);
+                return self.leave("left", None);
             }
         }
     }
@@ -879,7 +879,7 @@ impl Task {
                 }
             }
             Err(e @ ApiError::Unauthorized { .. }) => {
-                return Some(self.report("unauthorized", Some(e.to_string())));
+                return Some(self.leave("unauthorized", Some(e.to_string())));
             }
             Err(e) => {
                 let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
@@ -970,7 +970,7 @@ impl Task {
             stop.store(true, Ordering::Relaxed);
         }
         let Some(state) = self.state.clone() else {
-            return self.report("finished", None);
+            return self.leave("finished", None);
         };
         let mut report = self.report(&state.status, None);
         if let Some(full) = &self.full {
@@ -994,9 +994,18 @@ impl Task {
         report
     }
 
+    /// Ends the task without lichess's final state (`status` says why): the result is
+    /// unknown, but the game is still summarized and counted, as left.
+    fn leave(&self, status: &str, fatal: Option<String>) -> GameReport {
+        self.log_summary(GameResult::Left, status, None);
+        self.report(status, fatal)
+    }
+
     /// Logs the per-game summary line and counts the result in the metrics.
     fn summarize(&self, state: &GameState) {
         let Some(color) = self.color else {
+            // A final state before any gameFull: we never knew our side.
+            self.log_summary(GameResult::Left, &state.status, None);
             return;
         };
         let (our_color, clock_ms) = match color {
@@ -1004,21 +1013,23 @@ impl Task {
             Color::Black => ("black", state.btime),
         };
         let result = GameResult::from_lichess(&state.status, state.winner.as_deref(), our_color);
-        let opponent = self
-            .full
-            .as_ref()
-            .map(|f| match color {
-                Color::White => f.black.display(),
-                Color::Black => f.white.display(),
-            })
-            .unwrap_or_else(|| "?".into());
         let has_clock = self.full.as_ref().is_some_and(|f| f.clock.is_some());
+        let clock_left = has_clock.then(|| Duration::from_millis(clock_ms.max(0) as u64));
+        self.log_summary(result, &state.status, clock_left);
+    }
+
+    fn log_summary(&self, result: GameResult, termination: &str, clock_left: Option<Duration>) {
+        let opponent = match (&self.full, self.color) {
+            (Some(f), Some(Color::White)) => f.black.display(),
+            (Some(f), Some(Color::Black)) => f.white.display(),
+            _ => "?".into(),
+        };
         let summary = GameSummary {
             game_id: self.id.clone(),
             opponent,
             result,
-            termination: state.status.clone(),
-            clock_left: has_clock.then(|| Duration::from_millis(clock_ms.max(0) as u64)),
+            termination: termination.to_owned(),
+            clock_left,
             stats: self.stats,
         };
         summary.log();

@@ -479,6 +479,10 @@ impl State {
         let restarts = self.games.remove(&id).map_or(0, |g| g.restarts) + 1;
         if restarts > MAX_GAME_RESTARTS {
             tracing::error!(game_id = %id, error = %e, "game task failed again: leaving the game");
+            self.ctx
+                .client
+                .metrics()
+                .record_game(crate::telemetry::GameResult::Left, false);
             self.finished.insert(id);
             return;
         }

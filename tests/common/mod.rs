@@ -87,6 +87,8 @@ pub struct Bot {
     pub stop: CancellationToken,
     pub reports: mpsc::UnboundedReceiver<GameReport>,
     pub metrics: Arc<Metrics>,
+    /// The exported counters (`/metrics`).
+    pub counters: Arc<atomic_bot::metrics::Metrics>,
 }
 
 pub fn start_bot(settings: Settings) -> Bot {
@@ -95,6 +97,7 @@ pub fn start_bot(settings: Settings) -> Bot {
 
 pub fn start_bot_with(settings: Settings, pickers: Arc<dyn PickerFactory>) -> Bot {
     let client = LichessClient::new(&settings.lichess, SecretString::from(BOT_TOKEN)).unwrap();
+    let counters = client.metrics().clone();
     let (tx, rx) = mpsc::unbounded_channel();
     let sup = Supervisor::new(Arc::new(settings), client, pickers).with_reports(tx);
     let metrics = sup.metrics();
@@ -105,6 +108,7 @@ pub fn start_bot_with(settings: Settings, pickers: Arc<dyn PickerFactory>) -> Bo
         stop,
         reports: rx,
         metrics,
+        counters,
     }
 }
 
