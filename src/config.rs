@@ -571,16 +571,12 @@ mod tests {
     use secrecy::ExposeSecret;
 
     fn load(file: Option<&str>, env: &[(&str, &str)]) -> Result<Settings, ConfigError> {
-        let dir = std::env::temp_dir().join(format!(
-            "atomic-bot-cfg-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.toml");
+        // Removed when dropped, at the end of this function.
+        let dir = tempfile::Builder::new()
+            .prefix("atomic-bot-cfg-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("c.toml");
         if let Some(text) = file {
             std::fs::write(&path, text).unwrap();
         }
@@ -662,7 +658,11 @@ mod tests {
             s.token(&HashMap::new()),
             Err(ConfigError::MissingToken)
         ));
-        let path = std::env::temp_dir().join(format!("atomic-bot-token-{}", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("atomic-bot-token-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("token");
         std::fs::write(&path, "lip_fromfile\n").unwrap();
         let mut s = Settings::default();
         s.lichess.token_file = Some(path.clone());
@@ -673,6 +673,5 @@ mod tests {
         std::fs::write(&path, "bad token\n").unwrap();
         let e = s.token(&HashMap::new()).unwrap_err();
         assert!(!e.to_string().contains("bad token"));
-        let _ = std::fs::remove_file(path);
     }
 }

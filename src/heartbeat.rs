@@ -237,11 +237,12 @@ fn unix_millis(time: SystemTime) -> u64 {
 mod tests {
     use super::*;
 
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("atomic-bot-hb-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh directory, removed when dropped.
+    fn temp_dir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("atomic-bot-hb-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
@@ -262,7 +263,7 @@ mod tests {
     #[test]
     fn missing_file_is_unhealthy() {
         let dir = temp_dir("missing");
-        let health = check(&dir.join("nope"), DEFAULT_MAX_AGE, SystemTime::now());
+        let health = check(&dir.path().join("nope"), DEFAULT_MAX_AGE, SystemTime::now());
         assert_eq!(health, Health::Missing);
         assert_eq!(health.exit_code(), 1);
     }
@@ -270,7 +271,7 @@ mod tests {
     #[test]
     fn fresh_then_stale() {
         let dir = temp_dir("fresh");
-        let path = dir.join("hb");
+        let path = dir.path().join("hb");
         let mut hb = Heartbeat::new(&path);
         hb.beat();
         let now = SystemTime::now();
@@ -284,13 +285,16 @@ mod tests {
             "{health:?}"
         );
         assert_eq!(health.exit_code(), 1);
-        assert!(!dir.join("hb.tmp").exists(), "temporary file left behind");
+        assert!(
+            !dir.path().join("hb.tmp").exists(),
+            "temporary file left behind"
+        );
     }
 
     #[test]
     fn clock_going_backwards_counts_as_fresh() {
         let dir = temp_dir("backwards");
-        let path = dir.join("hb");
+        let path = dir.path().join("hb");
         let now = SystemTime::now();
         Heartbeat::new(&path)
             .write_now(now + Duration::from_secs(5))
@@ -306,7 +310,7 @@ mod tests {
     #[test]
     fn garbage_is_invalid() {
         let dir = temp_dir("garbage");
-        let path = dir.join("hb");
+        let path = dir.path().join("hb");
         fs::write(&path, "not a time").unwrap();
         let health = check(&path, DEFAULT_MAX_AGE, SystemTime::now());
         assert_eq!(health, Health::Invalid);
@@ -316,7 +320,7 @@ mod tests {
     #[test]
     fn beats_are_rate_limited() {
         let dir = temp_dir("rate");
-        let path = dir.join("hb");
+        let path = dir.path().join("hb");
         let mut hb = Heartbeat::new(&path).with_min_interval(Duration::from_secs(3600));
         hb.beat();
         fs::write(&path, "0\n").unwrap();

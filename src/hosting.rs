@@ -96,12 +96,16 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn temp(name: &str, content: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("atomic-bot-hosting-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    /// A file `name` holding `content` in a fresh directory, removed when the returned guard
+    /// is dropped.
+    fn temp(name: &str, content: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new()
+            .prefix("atomic-bot-hosting-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
-        path
+        (dir, path)
     }
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
@@ -113,7 +117,7 @@ mod tests {
 
     #[test]
     fn example_config_is_valid_and_token_redacted() {
-        let file = temp("example.toml", include_str!("../config.example.toml"));
+        let (_dir, file) = temp("example.toml", include_str!("../config.example.toml"));
         let out = check_config(
             &file,
             &env(&[
@@ -141,25 +145,26 @@ mod tests {
             .filter(|l| !l.starts_with('#'))
             .collect::<Vec<_>>()
             .join("\n");
-        let again = check_config(&temp("printed.toml", &body), &env(&[]));
+        let (_printed_dir, printed) = temp("printed.toml", &body);
+        let again = check_config(&printed, &env(&[]));
         assert_eq!(again.code, 0, "{}", again.text);
         assert!(again.text.contains("NOT SET"), "{}", again.text);
     }
 
     #[test]
     fn errors_name_the_key_and_never_the_token() {
-        let file = temp("bad.toml", "[matchmaking]\ntime_controls = [\"0.25+0\"]\n");
+        let (_dir, file) = temp("bad.toml", "[matchmaking]\ntime_controls = [\"0.25+0\"]\n");
         let out = check_config(&file, &env(&[]));
         assert_eq!(out.code, 1);
         assert!(out.text.contains("UltraBullet"), "{}", out.text);
-        let file = temp("bad2.toml", "[metrics]\nlisten = \"nowhere\"\n");
+        let (_dir, file) = temp("bad2.toml", "[metrics]\nlisten = \"nowhere\"\n");
         let out = check_config(&file, &env(&[]));
         assert!(
             out.code == 1 && out.text.contains("metrics.listen"),
             "{}",
             out.text
         );
-        let file = temp("ok.toml", "");
+        let (_dir, file) = temp("ok.toml", "");
         let out = check_config(&file, &env(&[(TOKEN_ENV, "not a token!")]));
         assert_eq!(out.code, 1);
         assert!(!out.text.contains("not a token"), "{}", out.text);
@@ -169,13 +174,16 @@ mod tests {
 
     #[test]
     fn healthcheck_uses_the_configured_path() {
-        let hb = std::env::temp_dir().join(format!("atomic-bot-hosting-hb-{}", std::process::id()));
+        let dir = tempfile::Builder::new()
+            .prefix("atomic-bot-hosting-hb-")
+            .tempdir()
+            .unwrap();
+        let hb = dir.path().join("hb");
         let source = ConfigSource {
             file: None,
             file_required: false,
             env: env(&[("ATOMIC_BOT_HEARTBEAT__PATH", hb.to_str().unwrap())]),
         };
-        let _ = std::fs::remove_file(&hb);
         assert_eq!(healthcheck(&source, None, SystemTime::now()).code, 1);
         heartbeat::Heartbeat::new(&hb)
             .write_now(SystemTime::now())
@@ -194,6 +202,5 @@ mod tests {
             .code,
             1
         );
-        let _ = std::fs::remove_file(&hb);
     }
 }

@@ -40,14 +40,12 @@ async fn fake() -> FakeLichess {
     .expect("fake server")
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "atomic-bot-hosting-e2e-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A fresh directory, removed when dropped (also if the test fails).
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("atomic-bot-hosting-e2e-{name}-"))
+        .tempdir()
+        .expect("temp dir")
 }
 
 /// Settings with short timeouts; matchmaking off unless a test turns it on.
@@ -147,7 +145,8 @@ async fn matchmaking_challenges_an_online_bot_and_backs_off_after_declines() {
     let fake = fake().await;
     let partner = partner_client(&fake.url());
     let mut events = partner.stream_events().await.expect("partner stream");
-    let mut s = settings(&fake.url(), temp_dir("mm1").join("hb"));
+    let hb_dir = temp_dir("mm1");
+    let mut s = settings(&fake.url(), hb_dir.path().join("hb"));
     s.matchmaking.enabled = true;
     s.matchmaking.idle_s = 0;
     s.matchmaking.min_interval_s = 1;
@@ -184,7 +183,8 @@ async fn matchmaking_never_exceeds_max_games() {
     let fake = fake().await;
     let partner = partner_client(&fake.url());
     let mut events = partner.stream_events().await.expect("partner stream");
-    let mut s = settings(&fake.url(), temp_dir("mm2").join("hb"));
+    let hb_dir = temp_dir("mm2");
+    let mut s = settings(&fake.url(), hb_dir.path().join("hb"));
     s.matchmaking.enabled = true;
     s.matchmaking.idle_s = 0;
     s.matchmaking.min_interval_s = 1;
@@ -222,7 +222,7 @@ async fn matchmaking_never_exceeds_max_games() {
 async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
     let fake = fake().await;
     let hb_dir = temp_dir("eval");
-    let heartbeat = hb_dir.join("hb");
+    let heartbeat = hb_dir.path().join("hb");
     // The real MCTS search, briefly: `!eval` then reports its score, nodes and line.
     let mut s = settings(&fake.url(), heartbeat.clone());
     s.game.first_move_think_ms = 300;

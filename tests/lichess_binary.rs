@@ -21,6 +21,8 @@ fn bot_command(url: &str, token: &str, dir: &std::path::Path) -> Command {
         .env("ATOMIC_BOT_LICHESS__RECONNECT_MIN_MS", "50")
         .env("ATOMIC_BOT_GAME__PONDER", "false")
         .env("ATOMIC_BOT_SEARCH__ENGINE", "simple")
+        // In the test's own directory, not the shared default /tmp/atomic-bot.heartbeat.
+        .env("ATOMIC_BOT_HEARTBEAT__PATH", dir.join("heartbeat"))
         .env("RUST_LOG", "trace")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -67,17 +69,21 @@ fn term(child: &Child) {
     assert_eq!(rc, 0, "kill(SIGTERM) failed");
 }
 
-fn tempdir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("atomic-bot-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh working directory for the bot, removed when dropped (also if the test fails).
+fn tempdir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("atomic-bot-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plays_a_game_then_sigterm_while_idle_exits_0_within_5s_and_never_logs_the_token() {
     let fake = fake().await;
     let dir = tempdir("sigterm");
-    let mut child = bot_command(&fake.url(), BOT_TOKEN, &dir).spawn().unwrap();
+    let mut child = bot_command(&fake.url(), BOT_TOKEN, dir.path())
+        .spawn()
+        .unwrap();
     let logs = capture(&mut child);
     wait_connected(&fake, 1).await;
     // A whole game first, so the logs cover every request kind.
@@ -111,7 +117,6 @@ async fn plays_a_game_then_sigterm_while_idle_exits_0_within_5s_and_never_logs_t
     );
     assert!(!text.contains(BOT_TOKEN), "the token leaked into the logs");
     assert!(!text.contains("SECRET123"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,7 +124,7 @@ async fn rejected_token_exits_1_with_a_clear_message_without_the_token() {
     let fake = fake().await;
     let dir = tempdir("401");
     let token = "lip_wrongtoken_SECRET999";
-    let mut child = bot_command(&fake.url(), token, &dir).spawn().unwrap();
+    let mut child = bot_command(&fake.url(), token, dir.path()).spawn().unwrap();
     let logs = capture(&mut child);
     let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(20)))
         .expect("exits");
@@ -128,13 +133,12 @@ async fn rejected_token_exits_1_with_a_clear_message_without_the_token() {
     assert!(text.contains("401"), "{text}");
     assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
     assert!(!text.contains(token));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_configuration_exits_2_naming_the_key() {
     let dir = tempdir("badcfg");
-    let mut c = bot_command("http://127.0.0.1:9", BOT_TOKEN, &dir);
+    let mut c = bot_command("http://127.0.0.1:9", BOT_TOKEN, dir.path());
     c.env("ATOMIC_BOT_CHALLENGE__MAX_GAMES", "lots");
     let mut child = c.spawn().unwrap();
     let logs = capture(&mut child);
@@ -144,7 +148,7 @@ async fn bad_configuration_exits_2_naming_the_key() {
     let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(text.contains("max_games"), "{text}");
     // No token at all.
-    let mut c = bot_command("http://127.0.0.1:9", "", &dir);
+    let mut c = bot_command("http://127.0.0.1:9", "", dir.path());
     c.env_remove("LICHESS_BOT_TOKEN");
     let mut child = c.spawn().unwrap();
     let logs = capture(&mut child);
@@ -153,7 +157,6 @@ async fn bad_configuration_exits_2_naming_the_key() {
     assert_eq!(status.code(), Some(2));
     let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
     assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -161,7 +164,7 @@ fn demo_plays_a_game_offline_and_prints_the_pgn() {
     let dir = tempdir("demo");
     let out = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
         .args(["demo", "--clock", "30+1", "--engine", "simple"])
-        .current_dir(&dir)
+        .current_dir(dir.path())
         .env("RUST_LOG", "warn")
         .output()
         .unwrap();
@@ -174,7 +177,6 @@ fn demo_plays_a_game_offline_and_prints_the_pgn() {
     assert!(text.starts_with("Result: "), "{text}");
     assert!(text.contains("[Variant \"Atomic\"]"), "{text}");
     assert!(text.contains("[TimeControl \"30+1\"]"), "{text}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,10 +186,11 @@ async fn upgrade_needs_the_confirmation_flag() {
     let run = |confirm: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_atomic-bot"));
         c.arg("upgrade")
-            .current_dir(&dir)
+            .current_dir(dir.path())
             .env_clear()
             .env("LICHESS_BOT_TOKEN", "lip_notabot")
-            .env("ATOMIC_BOT_LICHESS__URL", fake.url());
+            .env("ATOMIC_BOT_LICHESS__URL", fake.url())
+            .env("ATOMIC_BOT_HEARTBEAT__PATH", dir.path().join("heartbeat"));
         if confirm {
             c.arg("--confirm");
         }
@@ -206,5 +209,4 @@ async fn upgrade_needs_the_confirmation_flag() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("is now a BOT account"));
     let out = tokio::task::block_in_place(|| run(true));
     assert!(String::from_utf8_lossy(&out.stdout).contains("already a BOT account"));
-    let _ = std::fs::remove_dir_all(dir);
 }

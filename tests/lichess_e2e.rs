@@ -23,10 +23,12 @@ fn spec(clock: Option<(u32, u32)>) -> ChallengeSpec {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
     let fake = fake().await;
-    let dir = std::env::temp_dir().join(format!("atomic-bot-pgn-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = tempfile::Builder::new()
+        .prefix("atomic-bot-pgn-")
+        .tempdir()
+        .unwrap();
     let mut s = settings(&fake.url());
-    s.game.pgn_dir = Some(dir.clone());
+    s.game.pgn_dir = Some(dir.path().to_owned());
     let mut bot = start_bot(s);
     wait_connected(&fake, 1).await;
     let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
@@ -61,7 +63,7 @@ async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
                 && r.user_agent.ends_with("user:AtomicBot"))
     );
     // PGN appended with the usual headers.
-    let pgn = std::fs::read_to_string(dir.join("atomic-bot.pgn")).unwrap();
+    let pgn = std::fs::read_to_string(dir.path().join("atomic-bot.pgn")).unwrap();
     for h in [
         "[Event \"Casual Atomic game\"]",
         "[Variant \"Atomic\"]",
@@ -84,7 +86,6 @@ async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
             .unwrap()
             .is_ok()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

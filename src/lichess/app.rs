@@ -262,6 +262,8 @@ pub async fn run_demo(
 
     let mut settings = Settings::default();
     settings.lichess.url = fake.url();
+    // An offline demo must not refresh the heartbeat of a real bot on the same host.
+    settings.heartbeat.enabled = false;
     settings.game.pgn_dir = pgn_dir;
     settings.search.engine = engine;
     let settings = Arc::new(settings);

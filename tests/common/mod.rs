@@ -74,6 +74,8 @@ pub fn settings(url: &str) -> Settings {
     s.lichess.reconnect_min_ms = 50;
     s.lichess.reconnect_max_ms = 400;
     s.lichess.healthy_after_ms = 1_000;
+    // Not the shared default /tmp/atomic-bot.heartbeat (hosting_e2e tests the heartbeat).
+    s.heartbeat.enabled = false;
     s.game.ponder = false;
     s.game.greeting = "hi {opponent}".into();
     s.game.goodbye = "gg".into();
