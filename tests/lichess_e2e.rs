@@ -31,7 +31,7 @@ async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
     s.game.pgn_dir = Some(dir.path().to_owned());
     let mut bot = start_bot(s);
     wait_connected(&fake, 1).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    let id = challenge_bot(&fake, "random", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f.game(&id).is_some()).await,
         "not accepted"
@@ -78,25 +78,17 @@ async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
     }
     assert!(pgn.contains(&format!("[Result \"{}\"]", report.result)));
     let _ = opp.await;
-    bot.stop.cancel();
-    assert!(
-        tokio::time::timeout(T, bot.task)
-            .await
-            .unwrap()
-            .unwrap()
-            .is_ok()
-    );
+    stop_cleanly(bot).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_policy_rule_declines_with_its_reason() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.challenge.max_initial_s = 600;
-    s.challenge.block_list = vec!["human3".into()];
-    s.challenge.modes = vec!["casual".into()];
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|s| {
+        s.challenge.max_initial_s = 600;
+        s.challenge.block_list = vec!["human3".into()];
+        s.challenge.modes = vec!["casual".into()];
+    })
+    .await;
     let cases: Vec<(&str, ChallengeSpec, &str)> = vec![
         (
             HUMAN,
@@ -183,7 +175,7 @@ async fn each_policy_rule_declines_with_its_reason() {
     s.challenge.allow_list = vec![];
     let bot = start_bot(s);
     wait_connected(&fake, 1).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((180, 2)))).unwrap();
+    let id = challenge_bot(&fake, "random", Some((180, 2)));
     assert!(
         fake.wait_until(T, |f| f
             .challenge_status(&id)
@@ -261,23 +253,12 @@ async fn concurrency_limit_is_never_exceeded_and_the_queue_drains() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn event_and_game_streams_cut_mid_game_reconnect_and_finish() {
-    let fake = fake().await;
-    let bot = start_bot(settings(&fake.url()));
-    wait_connected(&fake, 1).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let (fake, bot) = fake_and_bot(|_| {}).await;
+    let id = challenge_bot(&fake, "random", Some((60, 1)));
+    wait_game(&fake, &id, 0).await;
     // The opponent thinks 30 ms a move so the cut lands mid-game.
-    let opp = opponent_with(
-        &fake.url(),
-        HUMAN_TOKEN,
-        &id,
-        ScriptedFactory::new(&[], Duration::from_millis(30)),
-    )
-    .await;
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 6))
-            .await
-    );
+    let opp = slow_opponent(&fake, &id, Duration::from_millis(30)).await;
+    wait_game(&fake, &id, 6).await;
     fake.cut_streams();
     let g = fake
         .wait_game_over(&id, T)
@@ -308,7 +289,7 @@ async fn silent_event_stream_is_dropped_by_the_watchdog() {
     s.lichess.stream_idle_timeout_ms = 300;
     let bot = start_bot(s);
     wait_connected(&fake, 2).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    let id = challenge_bot(&fake, "random", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f
             .challenge_status(&id)
@@ -332,16 +313,7 @@ async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
         1,
     );
     // The bot is white: its first move gets the 429.
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "black".into(),
-                ..spec(Some((60, 1)))
-            },
-        )
-        .unwrap();
+    let id = challenge_bot(&fake, "black", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
             .await,
@@ -361,21 +333,10 @@ async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_500_is_retried() {
-    let fake = fake().await;
-    let bot = start_bot(settings(&fake.url()));
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|_| {}).await;
     fake.fail_next("accept", 500, "{\"error\":\"boom\"}", 2);
     fake.fail_next("move", 502, "<html>bad gateway</html>", 2);
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "black".into(),
-                ..spec(Some((60, 1)))
-            },
-        )
-        .unwrap();
+    let id = challenge_bot(&fake, "black", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
             .await
@@ -390,9 +351,7 @@ async fn a_500_is_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_lines_unknown_events_and_fields_are_ignored() {
-    let fake = fake().await;
-    let bot = start_bot(settings(&fake.url()));
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|_| {}).await;
     for line in [
         "this is not json",
         "{\"type\":\"gameStart\",\"game\":42}",
@@ -403,22 +362,13 @@ async fn malformed_lines_unknown_events_and_fields_are_ignored() {
     ] {
         fake.push_event_line(BOT, line);
     }
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
+    let id = challenge_bot(&fake, "random", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f.game(&id).is_some()).await,
         "not accepted after junk"
     );
-    let opp = opponent_with(
-        &fake.url(),
-        HUMAN_TOKEN,
-        &id,
-        ScriptedFactory::new(&[], Duration::from_millis(20)),
-    )
-    .await;
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 2))
-            .await
-    );
+    let opp = slow_opponent(&fake, &id, Duration::from_millis(20)).await;
+    wait_game(&fake, &id, 2).await;
     for line in [
         "garbage {",
         "{\"type\":\"gameState\",\"moves\":42}",
@@ -432,8 +382,7 @@ async fn malformed_lines_unknown_events_and_fields_are_ignored() {
     assert_legal(&g.moves);
     assert!(bot_moves(&fake, &id).iter().all(|r| r.status == 200));
     let _ = opp.await;
-    bot.stop.cancel();
-    assert!(bot.task.await.unwrap().is_ok());
+    stop_cleanly(bot).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -452,17 +401,8 @@ async fn castling_reported_as_king_takes_rook_keeps_the_position_in_sync() {
         ),
     );
     wait_connected(&fake, 1).await;
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "black".into(),
-                ..spec(Some((60, 1)))
-            },
-        )
-        .unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let id = challenge_bot(&fake, "black", Some((60, 1)));
+    wait_game(&fake, &id, 0).await;
     let opp = opponent_with(
         &fake.url(),
         HUMAN_TOKEN,
@@ -498,24 +438,11 @@ async fn castling_reported_as_king_takes_rook_keeps_the_position_in_sync() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offers_only_game_states_never_cause_a_double_move() {
-    let fake = fake().await;
     // The bot thinks 150 ms per move, so the offer states arrive while it thinks.
-    let bot = start_bot_with(
-        settings(&fake.url()),
-        ScriptedFactory::new(&[], Duration::from_millis(150)),
-    );
-    wait_connected(&fake, 1).await;
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "white".into(),
-                ..spec(Some((120, 1)))
-            },
-        )
-        .unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let pickers = ScriptedFactory::new(&[], Duration::from_millis(150));
+    let (fake, bot) = fake_and_bot_with(pickers, |_| {}).await;
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
+    wait_game(&fake, &id, 0).await;
     // Human is white. Each turn: move, then immediately offer a draw and a takeback.
     let script = ["a2a3", "a3a4", "h2h3", "h3h4", "b2b3"];
     for (i, mv) in script.iter().enumerate() {
@@ -572,22 +499,11 @@ async fn offers_only_game_states_never_cause_a_double_move() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_mid_game_and_restarted_resumes_from_the_replayed_game_start() {
-    let fake = fake().await;
-    let bot = start_bot(settings(&fake.url()));
-    wait_connected(&fake, 1).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((60, 1)))).unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
-    let opp = opponent_with(
-        &fake.url(),
-        HUMAN_TOKEN,
-        &id,
-        ScriptedFactory::new(&[], Duration::from_millis(40)),
-    )
-    .await;
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() >= 4))
-            .await
-    );
+    let (fake, bot) = fake_and_bot(|_| {}).await;
+    let id = challenge_bot(&fake, "random", Some((60, 1)));
+    wait_game(&fake, &id, 0).await;
+    let opp = slow_opponent(&fake, &id, Duration::from_millis(40)).await;
+    wait_game(&fake, &id, 4).await;
     // Kill: the whole bot (supervisor and game tasks) disappears at once.
     bot.task.abort();
     let _ = bot.task.await;
@@ -616,56 +532,24 @@ async fn killed_mid_game_and_restarted_resumes_from_the_replayed_game_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opponent_gone_win_is_claimed_and_silent_opponent_is_aborted() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.game.abort_after_s = 1;
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|s| s.game.abort_after_s = 1).await;
     // Game 1: the opponent leaves after both moved; the bot claims the win.
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "white".into(),
-                ..spec(Some((120, 1)))
-            },
-        )
-        .unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
+    wait_game(&fake, &id, 0).await;
     fake.play(&id, HUMAN, "a2a3").unwrap();
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 2))
-            .await
-    );
+    wait_plies(&fake, &id, 2).await;
     fake.play(&id, HUMAN, "a3a4").unwrap();
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 4))
-            .await
-    );
+    wait_plies(&fake, &id, 4).await;
     fake.opponent_gone(&id, HUMAN, Duration::from_millis(300))
         .unwrap();
     let g = fake.wait_game_over(&id, T).await.unwrap();
     assert_eq!(g.status, "timeout");
     assert_eq!(g.winner.as_deref(), Some("black"));
     // Game 2: the opponent (white) never moves: the bot aborts.
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "white".into(),
-                ..spec(Some((120, 1)))
-            },
-        )
-        .unwrap();
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
     let g = fake.wait_game_over(&id, T).await.unwrap();
     assert_eq!(g.status, "aborted");
-    assert!(
-        fake.requests().iter().any(
-            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
-        )
-    );
+    assert!(bot_requested(&fake, &format!("/api/bot/game/{id}/abort")));
     bot.stop.cancel();
     let _ = bot.task.await;
 }
@@ -699,11 +583,7 @@ async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
     let g = g.expect("the bot did not abort the game");
     assert_eq!(g.status, "aborted");
     assert_eq!(g.moves.len(), 1, "the bot moved first: {:?}", g.moves);
-    assert!(
-        fake.requests().iter().any(
-            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
-        )
-    );
+    assert!(bot_requested(&fake, &format!("/api/bot/game/{id}/abort")));
     bot.stop.cancel();
     let _ = bot.task.await;
 }
@@ -712,17 +592,9 @@ async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
 /// as aborted, one whose game stream lichess refuses ("gone") as left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aborted_and_left_games_are_counted_in_the_metrics() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.game.abort_after_s = 1;
-    let mut bot = start_bot(s);
-    wait_connected(&fake, 1).await;
-    let white = |c: Option<(u32, u32)>| ChallengeSpec {
-        color: "white".into(),
-        ..spec(c)
-    };
+    let (fake, mut bot) = fake_and_bot(|s| s.game.abort_after_s = 1).await;
     // The opponent (white) never moves: aborted.
-    let id = fake.challenge(HUMAN, BOT, &white(Some((120, 1)))).unwrap();
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
     let report = tokio::time::timeout(T, bot.reports.recv()).await.unwrap();
     assert_eq!(
         report.map(|r| (r.id, r.status)),
@@ -731,7 +603,7 @@ async fn aborted_and_left_games_are_counted_in_the_metrics() {
     assert_eq!(bot.counters.games_aborted.load(Ordering::SeqCst), 1);
     // Lichess refuses the game stream: the bot leaves the game.
     fake.fail_next("game_stream", 404, "{\"error\":\"No such game\"}", 1);
-    let id = fake.challenge(HUMAN, BOT, &white(Some((120, 1)))).unwrap();
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
     let report = tokio::time::timeout(T, bot.reports.recv()).await.unwrap();
     assert_eq!(report.map(|r| (r.id, r.status)), Some((id, "gone".into())));
     assert_eq!(bot.counters.games_left.load(Ordering::SeqCst), 1);
@@ -745,12 +617,11 @@ async fn aborted_and_left_games_are_counted_in_the_metrics() {
 /// real-time `abort_after_s` does not apply to it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_correspondence_game_is_not_aborted_after_the_real_time_first_move_wait() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.challenge.correspondence = true;
-    s.game.abort_after_s = 1;
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|s| {
+        s.challenge.correspondence = true;
+        s.game.abort_after_s = 1;
+    })
+    .await;
     let id = fake
         .challenge(
             HUMAN,
@@ -763,46 +634,26 @@ async fn a_correspondence_game_is_not_aborted_after_the_real_time_first_move_wai
             },
         )
         .unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    wait_game(&fake, &id, 0).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(fake.game(&id).unwrap().status, "started");
-    assert!(
-        !fake.requests().iter().any(
-            |r| r.user.as_deref() == Some(BOT) && r.path == format!("/api/bot/game/{id}/abort")
-        )
-    );
+    assert!(!bot_requested(&fake, &format!("/api/bot/game/{id}/abort")));
     kill(bot).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_declines_new_challenges_and_resigns_after_the_grace_period() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.shutdown.mode = atomic_bot::config::ShutdownMode::Resign;
-    s.shutdown.grace_s = 0;
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "white".into(),
-                ..spec(Some((120, 1)))
-            },
-        )
-        .unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
+    let (fake, bot) = fake_and_bot(|s| {
+        s.shutdown.mode = atomic_bot::config::ShutdownMode::Resign;
+        s.shutdown.grace_s = 0;
+    })
+    .await;
+    let id = challenge_bot(&fake, "white", Some((120, 1)));
+    wait_game(&fake, &id, 0).await;
     fake.play(&id, HUMAN, "a2a3").unwrap();
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 2))
-            .await
-    );
+    wait_plies(&fake, &id, 2).await;
     fake.play(&id, HUMAN, "a3a4").unwrap();
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 4))
-            .await
-    );
+    wait_plies(&fake, &id, 4).await;
     bot.stop.cancel();
     let r = tokio::time::timeout(T, bot.task)
         .await
@@ -858,29 +709,15 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
-    let fake = fake().await;
-    let bot = start_bot(settings(&fake.url()));
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot(|_| {}).await;
     fake.fail_next(
         "move",
         400,
         "{\"error\":\"Not your turn, or game already over\"}",
         1,
     );
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "black".into(),
-                ..spec(Some((60, 1)))
-            },
-        )
-        .unwrap();
-    assert!(
-        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| g.moves.len() == 1))
-            .await
-    );
+    let id = challenge_bot(&fake, "black", Some((60, 1)));
+    wait_plies(&fake, &id, 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let moves = bot_moves(&fake, &id);
     assert_eq!(
@@ -933,32 +770,19 @@ impl PickerFactory for CountingFactory {
 /// reopened, so after the short wait it searches what it has and the game goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
-    let fake = fake().await;
     let searches = Arc::new(AtomicUsize::new(0));
-    let bot = start_bot_with(
-        settings(&fake.url()),
-        Arc::new(CountingFactory {
-            searches: searches.clone(),
-            delay: Duration::from_millis(300),
-        }),
-    );
-    wait_connected(&fake, 1).await;
+    let pickers = Arc::new(CountingFactory {
+        searches: searches.clone(),
+        delay: Duration::from_millis(300),
+    });
+    let (fake, bot) = fake_and_bot_with(pickers, |_| {}).await;
     fake.fail_next(
         "move",
         400,
         "{\"error\":\"Not your turn, or game already over\"}",
         1,
     );
-    let id = fake
-        .challenge(
-            HUMAN,
-            BOT,
-            &ChallengeSpec {
-                color: "black".into(),
-                ..spec(Some((60, 1)))
-            },
-        )
-        .unwrap();
+    let id = challenge_bot(&fake, "black", Some((60, 1)));
     // While the first search runs (300 ms), make every reopening of the game stream fail.
     assert!(
         fake.wait_until(T, |f| f
@@ -998,26 +822,17 @@ async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcts_searcher_plays_a_game_with_pondering() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.game.ponder = true;
-    // Short thinks: most of the 30 s clock is reserve.
-    s.game.min_reserve_ms = 25_000;
-    s.search.hash_mb = 16;
-    let bot = start_bot_with(
-        s,
-        std::sync::Arc::new(atomic_bot::lichess::picker::SearcherFactory::default()),
-    );
-    wait_connected(&fake, 1).await;
-    let id = fake.challenge(HUMAN, BOT, &spec(Some((30, 0)))).unwrap();
-    assert!(fake.wait_until(T, |f| f.game(&id).is_some()).await);
-    let opp = opponent_with(
-        &fake.url(),
-        HUMAN_TOKEN,
-        &id,
-        ScriptedFactory::new(&[], Duration::from_millis(100)),
-    )
+    let pickers = Arc::new(atomic_bot::lichess::picker::SearcherFactory::default());
+    let (fake, bot) = fake_and_bot_with(pickers, |s| {
+        s.game.ponder = true;
+        // Short thinks: most of the 30 s clock is reserve.
+        s.game.min_reserve_ms = 25_000;
+        s.search.hash_mb = 16;
+    })
     .await;
+    let id = challenge_bot(&fake, "random", Some((30, 0)));
+    wait_game(&fake, &id, 0).await;
+    let opp = slow_opponent(&fake, &id, Duration::from_millis(100)).await;
     let g = fake
         .wait_game_over(&id, Duration::from_secs(60))
         .await

@@ -53,13 +53,11 @@ impl PickerFactory for Panicky {
 /// and the game is finished; a panic inside the search plays a fallback move.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_game_task_is_restarted_and_the_game_finished() {
-    let fake = fake().await;
     let pickers = Arc::new(Panicky {
         creates: AtomicUsize::new(0),
         panics: 1,
     });
-    let mut bot = start_bot_with(settings(&fake.url()), pickers.clone());
-    wait_connected(&fake, 1).await;
+    let (fake, mut bot) = fake_and_bot_with(pickers.clone(), |_| {}).await;
     let spec = ChallengeSpec {
         clock: Some((60, 1)),
         ..ChallengeSpec::default()
@@ -80,14 +78,7 @@ async fn a_panicking_game_task_is_restarted_and_the_game_finished() {
         .expect("a report");
     assert_eq!(report.id, id);
     let _ = opp.await;
-    bot.stop.cancel();
-    assert!(
-        tokio::time::timeout(T, bot.task)
-            .await
-            .unwrap()
-            .unwrap()
-            .is_ok()
-    );
+    stop_cleanly(bot).await;
 }
 
 /// Ponders until stopped; counts the ponders that started and ended.
@@ -128,17 +119,13 @@ impl PickerFactory for PondererFactory {
 /// leave its infinite ponder running on a blocking thread for the rest of the process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_game_task_stops_its_ponder() {
-    let fake = fake().await;
     let started = Arc::new(AtomicUsize::new(0));
     let ended = Arc::new(AtomicUsize::new(0));
     let pickers = Arc::new(PondererFactory {
         started: started.clone(),
         ended: ended.clone(),
     });
-    let mut s = settings(&fake.url());
-    s.game.ponder = true;
-    let bot = start_bot_with(s, pickers);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = fake_and_bot_with(pickers, |s| s.game.ponder = true).await;
     let spec = ChallengeSpec {
         clock: Some((60, 1)),
         color: "black".into(),

@@ -12,11 +12,8 @@ const T: Duration = Duration::from_secs(30);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_non_atomic_game_is_aborted_without_a_move() {
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    s.challenge.variants = vec!["atomic".into(), "standard".into()];
-    let mut bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, mut bot) =
+        fake_and_bot(|s| s.challenge.variants = vec!["atomic".into(), "standard".into()]).await;
     let spec = ChallengeSpec {
         variant: "standard".into(),
         color: "black".into(), // the bot is White: without the guard it would move at once

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use atomic_bot::config::Settings;
-use atomic_bot::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
+use atomic_bot::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
 use atomic_bot::lichess::client::LichessClient;
 use atomic_bot::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use atomic_bot::lichess::picker::{
@@ -82,6 +82,24 @@ pub fn settings(url: &str) -> Settings {
     s.game.move_overhead_ms = 50;
     s.game.min_reserve_ms = 200;
     s
+}
+
+/// A fake lichess and a bot connected to it, with `adjust` applied to the test settings.
+pub async fn fake_and_bot(adjust: impl FnOnce(&mut Settings)) -> (FakeLichess, Bot) {
+    fake_and_bot_with(Arc::new(SimplePickerFactory::default()), adjust).await
+}
+
+/// [`fake_and_bot`] with the bot's move pickers.
+pub async fn fake_and_bot_with(
+    pickers: Arc<dyn PickerFactory>,
+    adjust: impl FnOnce(&mut Settings),
+) -> (FakeLichess, Bot) {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    adjust(&mut s);
+    let bot = start_bot_with(s, pickers);
+    wait_connected(&fake, 1).await;
+    (fake, bot)
 }
 
 pub struct Bot {
@@ -165,6 +183,21 @@ pub async fn opponent_with(
     tokio::spawn(play_game(ctx, game_id.to_owned(), CancellationToken::new()))
 }
 
+/// HUMAN plays game `id` with the simple picker, thinking `think` per move.
+pub async fn slow_opponent(
+    fake: &FakeLichess,
+    id: &str,
+    think: Duration,
+) -> JoinHandle<GameReport> {
+    opponent_with(
+        &fake.url(),
+        HUMAN_TOKEN,
+        id,
+        ScriptedFactory::new(&[], think),
+    )
+    .await
+}
+
 /// Plays a fixed list of moves while they are legal, then falls back to the simple picker;
 /// optionally sleeps in every pick (to let states arrive while "thinking").
 pub struct ScriptedPicker {
@@ -212,6 +245,58 @@ impl PickerFactory for ScriptedFactory {
             fallback: SimplePicker { seed: 7 },
         })
     }
+}
+
+/// HUMAN challenges the bot, playing `human_color` (`white`, `black` or `random`) with `clock`
+/// (`(limit s, increment s)`); returns the challenge id, which is also the game id.
+pub fn challenge_bot(fake: &FakeLichess, human_color: &str, clock: Option<(u32, u32)>) -> String {
+    let spec = ChallengeSpec {
+        color: human_color.into(),
+        clock,
+        ..ChallengeSpec::default()
+    };
+    fake.challenge(HUMAN, BOT, &spec).expect("challenge")
+}
+
+/// Waits until game `id` exists with at least `plies` moves.
+pub async fn wait_game(fake: &FakeLichess, id: &str, plies: usize) {
+    assert!(
+        fake.wait_until(Duration::from_secs(30), |f| f
+            .game(id)
+            .is_some_and(|g| g.moves.len() >= plies))
+            .await,
+        "game {id} never reached {plies} plies: {:?}",
+        fake.game(id)
+    );
+}
+
+/// Waits until game `id` has exactly `plies` moves.
+pub async fn wait_plies(fake: &FakeLichess, id: &str, plies: usize) {
+    assert!(
+        fake.wait_until(Duration::from_secs(30), |f| f
+            .game(id)
+            .is_some_and(|g| g.moves.len() == plies))
+            .await,
+        "game {id} never reached {plies} plies: {:?}",
+        fake.game(id)
+    );
+}
+
+/// Whether the bot sent a request to `path` (e.g. `/api/bot/game/{id}/abort`).
+pub fn bot_requested(fake: &FakeLichess, path: &str) -> bool {
+    fake.requests()
+        .iter()
+        .any(|r| r.user.as_deref() == Some(BOT) && r.path == path)
+}
+
+/// Stops the bot as on SIGTERM and checks that it exits cleanly.
+pub async fn stop_cleanly(bot: Bot) {
+    bot.stop.cancel();
+    let exit = tokio::time::timeout(Duration::from_secs(30), bot.task).await;
+    assert!(
+        matches!(exit, Ok(Ok(Ok(())))),
+        "the bot did not exit cleanly: {exit:?}"
+    );
 }
 
 /// The bot's move requests (path `/api/bot/game/{id}/move/{uci}`).
