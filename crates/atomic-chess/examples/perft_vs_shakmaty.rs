@@ -16,8 +16,8 @@ use shakmaty::variant::Atomic;
 
 const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-/// (fen, depth) pairs to measure.
-fn cases() -> Vec<(String, u32)> {
+/// (fen, depth) pairs to measure (the criterion bench `benches/perft.rs` measures the same).
+pub fn cases() -> Vec<(String, u32)> {
     let mut cases = vec![(START.to_owned(), 5)];
     let data = include_str!("../tests/data/perft.txt");
     let mut deepest: Vec<(String, u32)> = Vec::new();
@@ -48,6 +48,17 @@ fn cases() -> Vec<(String, u32)> {
     cases
 }
 
+/// `fen` as our position and as shakmaty's.
+pub fn positions(fen: &str) -> (atomic_chess::Position, Atomic) {
+    let ours = atomic_chess::Position::from_fen(fen).expect("our FEN parse");
+    let theirs: Atomic = fen
+        .parse::<Fen>()
+        .expect("shakmaty FEN parse")
+        .into_position(CastlingMode::Standard)
+        .expect("shakmaty position");
+    (ours, theirs)
+}
+
 /// Best-of-`reps` wall time of `f`, and its result.
 fn time<F: FnMut() -> u64>(reps: u32, mut f: F) -> (Duration, u64) {
     let mut best = Duration::MAX;
@@ -72,12 +83,7 @@ fn main() {
     let (mut ours_total, mut theirs_total, mut nodes_total) = (0.0, 0.0, 0u64);
     let (mut mid_ours, mut mid_theirs, mut mid_nodes) = (0.0, 0.0, 0u64);
     for (fen, depth) in cases() {
-        let ours = atomic_chess::Position::from_fen(&fen).expect("our FEN parse");
-        let theirs: Atomic = fen
-            .parse::<Fen>()
-            .expect("shakmaty FEN parse")
-            .into_position(CastlingMode::Standard)
-            .expect("shakmaty position");
+        let (ours, theirs) = positions(&fen);
         let (t_ours, n_ours) = time(reps, || atomic_chess::perft(&ours, depth));
         let (t_theirs, n_theirs) = time(reps, || shakmaty::perft(&theirs, depth));
         assert_eq!(
