@@ -49,6 +49,15 @@ fn capture(child: &mut Child) -> Vec<std::thread::JoinHandle<String>> {
     out
 }
 
+/// Runs `c` to its exit (at most `limit`); returns its exit code and its whole output.
+fn run_to_exit(mut c: Command, limit: Duration) -> (Option<i32>, String) {
+    let mut child = c.spawn().unwrap();
+    let logs = capture(&mut child);
+    let status = tokio::task::block_in_place(|| wait_exit(&mut child, limit)).expect("exits");
+    let text = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    (status.code(), text)
+}
+
 fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     while start.elapsed() < limit {
@@ -124,12 +133,11 @@ async fn rejected_token_exits_1_with_a_clear_message_without_the_token() {
     let fake = fake().await;
     let dir = tempdir("401");
     let token = "lip_wrongtoken_SECRET999";
-    let mut child = bot_command(&fake.url(), token, dir.path()).spawn().unwrap();
-    let logs = capture(&mut child);
-    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(20)))
-        .expect("exits");
-    assert_eq!(status.code(), Some(1));
-    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (code, text) = run_to_exit(
+        bot_command(&fake.url(), token, dir.path()),
+        Duration::from_secs(20),
+    );
+    assert_eq!(code, Some(1));
     assert!(text.contains("401"), "{text}");
     assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
     assert!(!text.contains(token));
@@ -140,22 +148,14 @@ async fn bad_configuration_exits_2_naming_the_key() {
     let dir = tempdir("badcfg");
     let mut c = bot_command("http://127.0.0.1:9", BOT_TOKEN, dir.path());
     c.env("ATOMIC_BOT_CHALLENGE__MAX_GAMES", "lots");
-    let mut child = c.spawn().unwrap();
-    let logs = capture(&mut child);
-    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(10)))
-        .expect("exits");
-    assert_eq!(status.code(), Some(2));
-    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (code, text) = run_to_exit(c, Duration::from_secs(10));
+    assert_eq!(code, Some(2));
     assert!(text.contains("max_games"), "{text}");
     // No token at all.
     let mut c = bot_command("http://127.0.0.1:9", "", dir.path());
     c.env_remove("LICHESS_BOT_TOKEN");
-    let mut child = c.spawn().unwrap();
-    let logs = capture(&mut child);
-    let status = tokio::task::block_in_place(|| wait_exit(&mut child, Duration::from_secs(10)))
-        .expect("exits");
-    assert_eq!(status.code(), Some(2));
-    let text: String = logs.into_iter().map(|h| h.join().unwrap()).collect();
+    let (code, text) = run_to_exit(c, Duration::from_secs(10));
+    assert_eq!(code, Some(2));
     assert!(text.contains("LICHESS_BOT_TOKEN"), "{text}");
 }
 

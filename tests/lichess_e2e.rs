@@ -6,12 +6,28 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
+use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig, FakeLichess};
 use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
 use atomic_chess::Game;
 use common::*;
 
 const T: Duration = Duration::from_secs(30);
+
+/// Lichess's 400 body for a move it refuses.
+const NOT_YOUR_TURN: &str = "{\"error\":\"Not your turn, or game already over\"}";
+
+/// Waits until challenge `id` is declined (or fails the test); returns the reason key.
+async fn decline_reason(fake: &FakeLichess, id: &str) -> Option<String> {
+    assert!(
+        fake.wait_until(T, |f| f
+            .challenge_status(id)
+            .is_some_and(|s| s.0 == "declined"))
+            .await,
+        "{id} not declined: {:?}",
+        fake.challenge_status(id)
+    );
+    fake.challenge_status(id).and_then(|s| s.1)
+}
 
 fn spec(clock: Option<(u32, u32)>) -> ChallengeSpec {
     ChallengeSpec {
@@ -133,17 +149,7 @@ async fn each_policy_rule_declines_with_its_reason() {
         ids.push((fake.challenge(from, BOT, sp).unwrap(), *reason));
     }
     for (id, reason) in &ids {
-        assert!(
-            fake.wait_until(T, |f| f
-                .challenge_status(id)
-                .is_some_and(|s| s.0 == "declined"))
-                .await,
-            "{reason} not declined"
-        );
-        assert_eq!(
-            fake.challenge_status(id).unwrap().1.as_deref(),
-            Some(*reason)
-        );
+        assert_eq!(decline_reason(&fake, id).await.as_deref(), Some(*reason));
     }
     bot.stop.cancel();
     let _ = bot.task.await;
@@ -157,16 +163,7 @@ async fn each_policy_rule_declines_with_its_reason() {
     let id = fake
         .challenge(OTHER_BOT, BOT, &spec(Some((180, 2))))
         .unwrap();
-    assert!(
-        fake.wait_until(T, |f| f
-            .challenge_status(&id)
-            .is_some_and(|s| s.0 == "declined"))
-            .await
-    );
-    assert_eq!(
-        fake.challenge_status(&id).unwrap().1.as_deref(),
-        Some("nobot")
-    );
+    assert_eq!(decline_reason(&fake, &id).await.as_deref(), Some("nobot"));
     bot.stop.cancel();
     let _ = bot.task.await;
     let fake = common::fake().await;
@@ -176,16 +173,7 @@ async fn each_policy_rule_declines_with_its_reason() {
     let bot = start_bot(s);
     wait_connected(&fake, 1).await;
     let id = challenge_bot(&fake, "random", Some((180, 2)));
-    assert!(
-        fake.wait_until(T, |f| f
-            .challenge_status(&id)
-            .is_some_and(|s| s.0 == "declined"))
-            .await
-    );
-    assert_eq!(
-        fake.challenge_status(&id).unwrap().1.as_deref(),
-        Some("onlybot")
-    );
+    assert_eq!(decline_reason(&fake, &id).await.as_deref(), Some("onlybot"));
     bot.stop.cancel();
     let _ = bot.task.await;
 }
@@ -710,12 +698,7 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
     let (fake, bot) = fake_and_bot(|_| {}).await;
-    fake.fail_next(
-        "move",
-        400,
-        "{\"error\":\"Not your turn, or game already over\"}",
-        1,
-    );
+    fake.fail_next("move", 400, NOT_YOUR_TURN, 1);
     let id = challenge_bot(&fake, "black", Some((60, 1)));
     wait_plies(&fake, &id, 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -776,12 +759,7 @@ async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
         delay: Duration::from_millis(300),
     });
     let (fake, bot) = fake_and_bot_with(pickers, |_| {}).await;
-    fake.fail_next(
-        "move",
-        400,
-        "{\"error\":\"Not your turn, or game already over\"}",
-        1,
-    );
+    fake.fail_next("move", 400, NOT_YOUR_TURN, 1);
     let id = challenge_bot(&fake, "black", Some((60, 1)));
     // While the first search runs (300 ms), make every reopening of the game stream fail.
     assert!(
