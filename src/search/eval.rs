@@ -20,6 +20,9 @@ pub const MATE_BOUND: i32 = MATE - 1000;
 /// its loss ends the game and is handled separately.
 const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
 
+/// Largest static evaluation (centipawns) the policy's evaluation term uses.
+const PRIOR_EVAL_CLAMP: i32 = 1000;
+
 /// Mobility weight per role (percent of `eval_mobility` per attacked square).
 const MOBILITY: [i32; 6] = [0, 100, 100, 60, 40, 0];
 
@@ -334,7 +337,18 @@ fn qsearch_moves(
 /// Policy priors for `moves` (same order), from cheap atomic knowledge: captures that blow up
 /// the enemy king ≫ captures by blast balance ≫ blast threats and promotions ≫ quiet moves,
 /// with penalties for moving a piece where it can be blown up.
-pub fn priors(pos: &Position, moves: &[Move], params: &SearchParams, out: &mut Vec<f32>) {
+///
+/// With `with_eval`, each move's logit also gets `prior_eval` per 100 centipawns of the static
+/// evaluation after it: a one-ply look at material, mobility and the blast threats it makes,
+/// which the hand features miss. It costs a static evaluation per move, so the search applies
+/// it only to nodes that earned `PriorEvalVisits` visits.
+pub fn priors(
+    pos: &Position,
+    moves: &[Move],
+    params: &SearchParams,
+    with_eval: bool,
+    out: &mut Vec<f32>,
+) {
     out.clear();
     let board = pos.board();
     let us = pos.turn();
@@ -406,6 +420,14 @@ pub fn priors(pos: &Position, moves: &[Move], params: &SearchParams, out: &mut V
         }
         if m.is_castle() {
             logit += 0.4;
+        }
+        if with_eval && logit < 12.0 {
+            // The static evaluation after the move, from our side: material, mobility, the
+            // blast threats the move creates. Clamped so one term cannot swamp the others.
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let cp = (-static_eval(&child, params)).clamp(-PRIOR_EVAL_CLAMP, PRIOR_EVAL_CLAMP);
+            logit += params.prior_eval * cp as f32 / 100.0;
         }
         let logit = logit / params.policy_temperature;
         max_logit = max_logit.max(logit);

@@ -61,6 +61,8 @@ pub struct Searcher {
     path: Vec<NodeId>,
     keys: Vec<u64>,
     priors: Vec<f32>,
+    /// Scratch list of a node's child moves, for `refine_priors`.
+    refine_moves: Vec<Move>,
     children: Vec<Node>,
 }
 
@@ -79,6 +81,7 @@ impl Searcher {
             path: Vec::new(),
             keys: Vec::new(),
             priors: Vec::new(),
+            refine_moves: Vec::new(),
             children: Vec::new(),
         }
     }
@@ -336,6 +339,10 @@ impl Searcher {
                     break node.q;
                 }
             }
+            let params = &self.config.params;
+            if params.prior_eval > 0.0 && params.prior_eval_visits > 1 && node.visits == params.prior_eval_visits {
+                self.refine_priors(id, &pos);
+            }
             let child = self.select(id);
             let Some(m) = self.tree.get(child).mv else {
                 break node.q;
@@ -409,7 +416,9 @@ impl Searcher {
     /// Creates the children of `id`. Returns false if the arena is full.
     fn expand(&mut self, id: NodeId, pos: &Position, moves: &MoveList) -> bool {
         self.stats.positions += 1;
-        eval::priors(pos, moves.as_slice(), &self.config.params, &mut self.priors);
+        let params = &self.config.params;
+        let with_eval = params.prior_eval > 0.0 && params.prior_eval_visits <= 1;
+        eval::priors(pos, moves.as_slice(), params, with_eval, &mut self.priors);
         self.children.clear();
         // Under a blast threat, a move that leaves one open loses at once: create it proven.
         let threatened = eval::blast_threats(pos, pos.turn()) > 0;
@@ -435,6 +444,22 @@ impl Searcher {
         }
         self.refresh(id);
         true
+    }
+
+    /// Recomputes the priors of an expanded node's children with the evaluation term, once the
+    /// node has shown it is worth a static evaluation per child.
+    fn refine_priors(&mut self, id: NodeId, pos: &Position) {
+        let node = *self.tree.get(id);
+        self.refine_moves.clear();
+        self.refine_moves
+            .extend(node.child_ids().filter_map(|c| self.tree.get(c).mv));
+        if self.refine_moves.len() != usize::from(node.children) {
+            return;
+        }
+        eval::priors(pos, &self.refine_moves, &self.config.params, true, &mut self.priors);
+        for (cid, &prior) in node.child_ids().zip(&self.priors) {
+            self.tree.get_mut(cid).prior = prior;
+        }
     }
 
     /// Value of a child in selection, from its mover's (the parent's side to move) view.
@@ -836,10 +861,11 @@ impl Searcher {
             return true;
         }
         // Smart pruning: the leader's margin exceeds the playouts still affordable.
-        if self.stats.playouts >= 256 && elapsed >= soft / 8 && !unstable {
+        let pruning = f64::from(self.config.params.smart_pruning);
+        if pruning > 0.0 && self.stats.playouts >= 256 && elapsed >= soft / 8 && !unstable {
             let rate = self.stats.playouts as f64 / elapsed.as_secs_f64().max(1e-6);
             let affordable = rate * (target - elapsed).as_secs_f64();
-            if f64::from(first.visits - second_visits) > affordable {
+            if f64::from(first.visits - second_visits) > pruning * affordable {
                 return true;
             }
         }

@@ -31,6 +31,12 @@ pub struct SearchParams {
     pub prior_check: f32,
     /// Policy logit penalty for moving a piece to a square the enemy attacks, per queen value.
     pub prior_hanging: f32,
+    /// Policy logit per 100 centipawns of the static evaluation after the move (0 = off: the
+    /// priors then use the hand-made features alone).
+    pub prior_eval: f32,
+    /// Visits a node needs before its priors are recomputed with the evaluation term (at most
+    /// 1: from the expansion on, which costs a static evaluation per child of every node).
+    pub prior_eval_visits: u32,
     /// Penalty, in centipawns, per blast threat against the side to move at a quiet leaf.
     pub eval_threat: i32,
     /// Extra penalty, in centipawns, per blast threat beyond the first (rarely parried).
@@ -59,6 +65,9 @@ pub struct SearchParams {
     pub random_plies: u32,
     /// Extension factor of the soft time limit when the best move is unstable.
     pub time_extension: f32,
+    /// Smart pruning: stop before the soft limit once the most visited root move leads the
+    /// second by more than this many times the playouts still affordable (0 = never).
+    pub smart_pruning: f32,
 }
 
 impl Default for SearchParams {
@@ -75,6 +84,8 @@ impl Default for SearchParams {
             prior_threat: 1.5,
             prior_check: 1.0,
             prior_hanging: 1.0,
+            prior_eval: 0.0,
+            prior_eval_visits: 1,
             eval_threat: 219,
             eval_threat_extra: 337,
             eval_mobility: 27,
@@ -89,6 +100,7 @@ impl Default for SearchParams {
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
+            smart_pruning: 1.0,
         }
     }
 }
@@ -153,6 +165,8 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("PriorThreat", prior_threat, 0, 1000, 100.0, f32),
     spec!("PriorCheck", prior_check, 0, 1000, 100.0, f32),
     spec!("PriorHanging", prior_hanging, 0, 1000, 100.0, f32),
+    spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
+    spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
     spec!("EvalThreat", eval_threat, 0, 1000, 1.0, i32),
     spec!("EvalThreatExtra", eval_threat_extra, 0, 2000, 1.0, i32),
     spec!("EvalMobility", eval_mobility, 0, 200, 1.0, i32),
@@ -174,6 +188,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
+    spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).
