@@ -250,7 +250,8 @@ fn qsearch(
     params: &SearchParams,
     stats: &mut QStats,
 ) -> i32 {
-    let moves = pos.legal_moves();
+    let mut moves = MoveList::new();
+    pos.legal_moves_into(&mut moves);
     qsearch_moves(
         pos,
         moves.as_slice(),
@@ -313,8 +314,9 @@ fn qsearch_moves(
         }
         candidates.push((key, m));
     }
-    candidates.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
-    for (_, m) in candidates {
+    // Highest key first, ties in generation order (a stable sort; these lists are short).
+    insertion_sort_by(&mut candidates, |a, b| a.0 > b.0);
+    for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
         let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);
@@ -329,6 +331,21 @@ fn qsearch_moves(
         }
     }
     best
+}
+
+/// Stable insertion sort: `is_less(a, b)` says `a` goes before `b`. The lists sorted in the
+/// search are short (a position's moves), where this beats the standard library's general sort
+/// (which also copies the list into a scratch buffer) and gives exactly the same order.
+pub fn insertion_sort_by<T: Copy>(v: &mut [T], is_less: impl Fn(&T, &T) -> bool) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && is_less(&x, &v[j - 1]) {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
 }
 
 /// Policy priors for `moves` (same order), from cheap atomic knowledge: captures that blow up
