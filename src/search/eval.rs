@@ -91,7 +91,27 @@ pub fn mates_at_once(pos: &Position, m: Move) -> bool {
     }
     let mut child = *pos;
     child.play_unchecked(m);
-    child.is_check() && child.legal_moves().is_empty()
+    child.is_check() && !child.has_legal_moves()
+}
+
+/// Squares from which a piece of the side to move could attack the enemy king: its queen lines
+/// on an empty board and its knight squares (pawn checks are within the queen lines). Only a
+/// move to one of them can give a direct check, so this filters the moves worth trying with
+/// [`mates_at_once`] (it is empty when the enemy king is missing).
+pub fn check_squares(pos: &Position) -> Bitboard {
+    pos.board()
+        .king_of(!pos.turn())
+        .map_or(Bitboard::EMPTY, |k| {
+            attacks::queen_attacks(k, Bitboard::EMPTY) | attacks::knight_attacks(k)
+        })
+}
+
+/// Whether one of `moves` wins at once: a king-exploding capture or a checkmate.
+pub fn any_wins_or_mates_at_once(pos: &Position, moves: &[Move]) -> bool {
+    let checks = check_squares(pos);
+    moves
+        .iter()
+        .any(|&m| wins_at_once(pos, m) || (checks.contains(m.to()) && mates_at_once(pos, m)))
 }
 
 /// Squares where an enemy capture would blow up `color`'s king: our own pieces next to our

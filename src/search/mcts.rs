@@ -392,10 +392,7 @@ impl Searcher {
             });
         }
         // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
-        if moves
-            .iter()
-            .any(|&m| eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m))
-        {
+        if eval::any_wins_or_mates_at_once(pos, moves) {
             return Some(Proof::Win(1));
         }
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
@@ -426,11 +423,14 @@ impl Searcher {
         order.sort_unstable();
         // Under a blast threat, a move that leaves one open loses at once: create it proven.
         let threatened = eval::blast_threats(pos, pos.turn()) > 0;
+        let checks = eval::check_squares(pos);
         for &key in &order {
             let i = (key & 0xff) as usize;
             let (m, prior) = (moves[i], self.priors[i]);
             let mut child = Node::new(Some(m), prior);
-            if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
+            if eval::wins_at_once(pos, m)
+                || (checks.contains(m.to()) && eval::mates_at_once(pos, m))
+            {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
             } else if threatened {

@@ -106,6 +106,23 @@ fn push_promotions(out: &mut MoveList, from: Square, to: Square, capture: bool) 
     }
 }
 
+/// Whether `pos` has a legal move. King steps are tried first with the same test as
+/// [`generate`]; only when none is legal are all moves generated.
+pub(crate) fn has_any(pos: &Position) -> bool {
+    let Some(ctx) = Ctx::new(pos) else {
+        return false;
+    };
+    let occ_without_king = ctx.occ.without(ctx.ksq);
+    for to in king_attacks(ctx.ksq) & !ctx.occ {
+        if ctx.king_safe(to, occ_without_king) {
+            return true;
+        }
+    }
+    let mut moves = MoveList::new();
+    generate(pos, &mut moves);
+    !moves.is_empty()
+}
+
 /// Appends every legal move of `pos` to `out` (which has room for 256).
 pub(crate) fn generate(pos: &Position, out: &mut MoveList) {
     let Some(ctx) = Ctx::new(pos) else {

@@ -175,6 +175,7 @@ fn walk(start: usize, choices: &[u32], exhaustive_uci: bool) -> Result<(), TestC
             check_uci_acceptance(&ours)?;
         }
         let legal = ours.legal_moves();
+        prop_assert_eq!(ours.has_legal_moves(), !legal.is_empty());
         if legal.is_empty() {
             break;
         }

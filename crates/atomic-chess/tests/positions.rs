@@ -55,6 +55,9 @@ fn check_position(v: &Value) -> Vec<String> {
             "{fen}: legal moves differ: extra {extra:?}, missing {missing:?}"
         ));
     }
+    if pos.has_legal_moves() == legal.is_empty() {
+        errors.push(format!("{fen}: has_legal_moves {}", pos.has_legal_moves()));
+    }
     if pos.is_check() != v["check"].as_bool().expect("check") {
         errors.push(format!("{fen}: check flag {}", pos.is_check()));
     }
