@@ -288,8 +288,22 @@ fn qsearch(
     params: &SearchParams,
     stats: &mut QStats,
 ) -> i32 {
+    // Out of check only captures and promotions are searched, and the other moves matter only
+    // if there are none: then the position is a stalemate or a stand pat.
     let mut moves = MoveList::new();
-    pos.legal_moves_into(&mut moves);
+    if pos.is_check() {
+        pos.legal_moves_into(&mut moves);
+    } else {
+        pos.noisy_moves_into(&mut moves);
+        if moves.is_empty() {
+            stats.nodes += 1;
+            return if pos.has_legal_moves() {
+                static_eval(pos, params)
+            } else {
+                0
+            };
+        }
+    }
     qsearch_moves(
         pos,
         moves.as_slice(),
