@@ -30,6 +30,7 @@ fn value(role: Role) -> i32 {
     VALUE[role.index()]
 }
 
+#[inline]
 fn piece_attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
     match role {
         Role::Pawn => attacks::pawn_attacks(color, sq),
@@ -94,7 +95,27 @@ pub fn mates_at_once(pos: &Position, m: Move) -> bool {
     }
     let mut child = *pos;
     child.play_unchecked(m);
-    child.is_check() && child.legal_moves().is_empty()
+    child.is_check() && !child.has_legal_moves()
+}
+
+/// Squares from which a piece of the side to move could attack the enemy king: its queen lines
+/// on an empty board and its knight squares (pawn checks are within the queen lines). Only a
+/// move to one of them can give a direct check, so this filters the moves worth trying with
+/// [`mates_at_once`] (it is empty when the enemy king is missing).
+pub fn check_squares(pos: &Position) -> Bitboard {
+    pos.board()
+        .king_of(!pos.turn())
+        .map_or(Bitboard::EMPTY, |k| {
+            attacks::queen_attacks(k, Bitboard::EMPTY) | attacks::knight_attacks(k)
+        })
+}
+
+/// Whether one of `moves` wins at once: a king-exploding capture or a checkmate.
+pub fn any_wins_or_mates_at_once(pos: &Position, moves: &[Move]) -> bool {
+    let checks = check_squares(pos);
+    moves
+        .iter()
+        .any(|&m| wins_at_once(pos, m) || (checks.contains(m.to()) && mates_at_once(pos, m)))
 }
 
 /// Squares where an enemy capture would blow up `color`'s king: our own pieces next to our
@@ -158,27 +179,43 @@ fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
     let board = pos.board();
     let occupied = board.occupied();
     let own = board.by_color(color);
-    let values = [
-        100,
-        params.value_knight,
-        params.value_bishop,
-        params.value_rook,
-        params.value_queen,
-        0,
-    ];
+    let not_own = !own;
+    let mobility = params.eval_mobility;
     let mut score = 0;
-    for role in Role::ALL {
-        let pieces = own & board.by_role(role);
-        score += pieces.count() as i32 * values[role.index()];
-        if MOBILITY[role.index()] > 0 {
-            for sq in pieces {
-                let reach = (piece_attacks(role, color, sq, occupied) & !own).count() as i32;
-                score += reach * params.eval_mobility * MOBILITY[role.index()] / 100;
-            }
-        }
+    // Material, mobility and centralisation, one loop per role so that no loop dispatches on
+    // the role. The mobility term is rounded per piece, as `MOBILITY` prescribes.
+    let pawns = own & board.by_role(Role::Pawn);
+    let knights = own & board.by_role(Role::Knight);
+    let bishops = own & board.by_role(Role::Bishop);
+    let rooks = own & board.by_role(Role::Rook);
+    let queens = own & board.by_role(Role::Queen);
+    score += pawns.count() as i32 * 100
+        + knights.count() as i32 * params.value_knight
+        + bishops.count() as i32 * params.value_bishop
+        + rooks.count() as i32 * params.value_rook
+        + queens.count() as i32 * params.value_queen;
+    let knight_weight = MOBILITY[Role::Knight.index()];
+    for sq in knights {
+        let reach = (attacks::knight_attacks(sq) & not_own).count() as i32;
+        score += reach * mobility * knight_weight / 100 + centre(sq) * params.eval_centre;
+    }
+    let bishop_weight = MOBILITY[Role::Bishop.index()];
+    for sq in bishops {
+        let reach = (attacks::bishop_attacks(sq, occupied) & not_own).count() as i32;
+        score += reach * mobility * bishop_weight / 100 + centre(sq) * params.eval_centre;
+    }
+    let rook_weight = MOBILITY[Role::Rook.index()];
+    for sq in rooks {
+        let reach = (attacks::rook_attacks(sq, occupied) & not_own).count() as i32;
+        score += reach * mobility * rook_weight / 100;
+    }
+    let queen_weight = MOBILITY[Role::Queen.index()];
+    for sq in queens {
+        let reach = (attacks::queen_attacks(sq, occupied) & not_own).count() as i32;
+        score += reach * mobility * queen_weight / 100;
     }
     // Advanced pawns are promotion threats and cramp the enemy.
-    for sq in own & board.by_role(Role::Pawn) {
+    for sq in pawns {
         let rank = if color == Color::White {
             sq.rank()
         } else {
@@ -186,18 +223,19 @@ fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
         } as i32;
         score += (rank - 1).max(0) * (rank - 1).max(0) * params.eval_pawn_advance;
     }
-    // Knights and bishops belong in the centre.
-    for sq in own & (board.by_role(Role::Knight) | board.by_role(Role::Bishop)) {
-        let file = sq.file() as i32;
-        let rank = sq.rank() as i32;
-        let centre = 6 - ((2 * file - 7).abs() + (2 * rank - 7).abs()) / 2;
-        score += centre * params.eval_centre;
-    }
     // Our pieces next to our king are blast targets.
     if let Some(king) = board.king_of(color) {
         score -= (attacks::king_attacks(king) & own).count() as i32 * params.eval_king_neighbour;
     }
     score
+}
+
+/// Centralisation of a knight or bishop on `sq`: 6 on the four centre squares, 0 in a corner
+/// (knights and bishops belong in the centre).
+fn centre(sq: Square) -> i32 {
+    let file = sq.file() as i32;
+    let rank = sq.rank() as i32;
+    6 - ((2 * file - 7).abs() + (2 * rank - 7).abs()) / 2
 }
 
 /// Converts a score in centipawns to a win probability for the side to move.
@@ -253,7 +291,22 @@ fn qsearch(
     params: &SearchParams,
     stats: &mut QStats,
 ) -> i32 {
-    let moves = pos.legal_moves();
+    // Out of check only captures and promotions are searched, and the other moves matter only
+    // if there are none: then the position is a stalemate or a stand pat.
+    let mut moves = MoveList::new();
+    if pos.is_check() {
+        pos.legal_moves_into(&mut moves);
+    } else {
+        pos.noisy_moves_into(&mut moves);
+        if moves.is_empty() {
+            stats.nodes += 1;
+            return if pos.has_legal_moves() {
+                static_eval(pos, params)
+            } else {
+                0
+            };
+        }
+    }
     qsearch_moves(
         pos,
         moves.as_slice(),
@@ -316,8 +369,9 @@ fn qsearch_moves(
         }
         candidates.push((key, m));
     }
-    candidates.sort_by_key(|&(key, _)| std::cmp::Reverse(key));
-    for (_, m) in candidates {
+    // Highest key first, ties in generation order (a stable sort; these lists are short).
+    insertion_sort_by(&mut candidates, |a, b| a.0 > b.0);
+    for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
         let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);
@@ -332,6 +386,21 @@ fn qsearch_moves(
         }
     }
     best
+}
+
+/// Stable insertion sort: `is_less(a, b)` says `a` goes before `b`. The lists sorted in the
+/// search are short (a position's moves), where this beats the standard library's general sort
+/// (which also copies the list into a scratch buffer) and gives exactly the same order.
+pub fn insertion_sort_by<T: Copy>(v: &mut [T], is_less: impl Fn(&T, &T) -> bool) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && is_less(&x, &v[j - 1]) {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
 }
 
 /// Policy priors for `moves` (same order), from cheap atomic knowledge: captures that blow up

@@ -333,7 +333,8 @@ impl Searcher {
                 break self.evaluate(id, &pos);
             }
             if !node.is_expanded() {
-                let moves = pos.legal_moves();
+                let mut moves = MoveList::new();
+                pos.legal_moves_into(&mut moves);
                 if !self.expand(id, &pos, &moves) {
                     self.full = true;
                     break node.q;
@@ -363,7 +364,8 @@ impl Searcher {
     /// for the player who moved into the node.
     fn evaluate(&mut self, id: NodeId, pos: &Position) -> f32 {
         self.stats.positions += 1;
-        let moves = pos.legal_moves();
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
         let proof = self.terminal(pos, &moves);
         let node = self.tree.get_mut(id);
         if let Some(proof) = proof {
@@ -397,10 +399,7 @@ impl Searcher {
             });
         }
         // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
-        if moves
-            .iter()
-            .any(|&m| eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m))
-        {
+        if eval::any_wins_or_mates_at_once(pos, moves) {
             return Some(Proof::Win(1));
         }
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
@@ -420,11 +419,27 @@ impl Searcher {
         let with_eval = params.prior_eval > 0.0 && params.prior_eval_visits <= 1;
         eval::priors(pos, moves.as_slice(), params, with_eval, &mut self.priors);
         self.children.clear();
+        // Highest prior first (ties in generation order): deterministic, and the likely moves
+        // are scanned first. The order is found by sorting one integer key per move (the
+        // prior's descending `total_cmp` rank, then the move's index), which is cheaper than
+        // sorting the nodes and gives exactly the order of a stable sort by prior.
+        let mut order: arrayvec::ArrayVec<u64, 256> = self
+            .priors
+            .iter()
+            .enumerate()
+            .map(|(i, &prior)| (u64::from(descending_key(prior)) << 8) | i as u64)
+            .collect();
+        order.sort_unstable();
         // Under a blast threat, a move that leaves one open loses at once: create it proven.
         let threatened = eval::blast_threats(pos, pos.turn()) > 0;
-        for (&m, &prior) in moves.iter().zip(&self.priors) {
+        let checks = eval::check_squares(pos);
+        for &key in &order {
+            let i = (key & 0xff) as usize;
+            let (m, prior) = (moves[i], self.priors[i]);
             let mut child = Node::new(Some(m), prior);
-            if eval::wins_at_once(pos, m) || eval::mates_at_once(pos, m) {
+            if eval::wins_at_once(pos, m)
+                || (checks.contains(m.to()) && eval::mates_at_once(pos, m))
+            {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
             } else if threatened {
@@ -437,8 +452,6 @@ impl Searcher {
             }
             self.children.push(child);
         }
-        // Highest prior first: deterministic, and the likely moves are scanned first.
-        self.children.sort_by(|a, b| b.prior.total_cmp(&a.prior));
         if !self.tree.add_children(id, &self.children) {
             return false;
         }
@@ -880,9 +893,48 @@ struct Watch {
     reference: Option<f32>,
 }
 
+/// A key whose ascending order is the descending `f32::total_cmp` order of `x`.
+fn descending_key(x: f32) -> u32 {
+    // `total_cmp`'s own trick: flip the magnitude bits of negative numbers, so that the bits
+    // compare as signed integers; then shift to unsigned and reverse.
+    let bits = x.to_bits() as i32;
+    let ordered = bits ^ ((((bits >> 31) as u32) >> 1) as i32);
+    !((ordered as u32) ^ 0x8000_0000)
+}
+
 fn proof_distance(proof: Proof) -> u16 {
     match proof {
         Proof::Win(d) | Proof::Loss(d) => d,
         _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::descending_key;
+
+    #[test]
+    fn descending_key_reverses_total_cmp() {
+        let values = [
+            f32::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-30,
+            0.25,
+            0.5,
+            1.0,
+            f32::INFINITY,
+            f32::NAN,
+        ];
+        for a in values {
+            for b in values {
+                assert_eq!(
+                    descending_key(a).cmp(&descending_key(b)),
+                    b.total_cmp(&a),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 }

@@ -106,8 +106,38 @@ fn push_promotions(out: &mut MoveList, from: Square, to: Square, capture: bool) 
     }
 }
 
+/// Whether `pos` has a legal move. King steps are tried first with the same test as
+/// [`generate`]; only when none is legal are all moves generated.
+pub(crate) fn has_any(pos: &Position) -> bool {
+    let Some(ctx) = Ctx::new(pos) else {
+        return false;
+    };
+    let occ_without_king = ctx.occ.without(ctx.ksq);
+    for to in king_attacks(ctx.ksq) & !ctx.occ {
+        if ctx.king_safe(to, occ_without_king) {
+            return true;
+        }
+    }
+    let mut moves = MoveList::new();
+    generate(pos, &mut moves);
+    !moves.is_empty()
+}
+
 /// Appends every legal move of `pos` to `out` (which has room for 256).
 pub(crate) fn generate(pos: &Position, out: &mut MoveList) {
+    generate_some(pos, out, true);
+}
+
+/// Appends the legal captures and promotions of `pos` to `out`, in the order in which
+/// [`generate`] lists them (a quiescence search needs no other move, and ties in its move
+/// ordering are broken by this order).
+pub(crate) fn generate_noisy(pos: &Position, out: &mut MoveList) {
+    generate_some(pos, out, false);
+}
+
+/// Every legal move, or (`quiets` false) only the captures and promotions.
+#[inline(always)]
+fn generate_some(pos: &Position, out: &mut MoveList, quiets: bool) {
     let Some(ctx) = Ctx::new(pos) else {
         return; // a king has exploded: the game is over, no moves
     };
@@ -161,8 +191,15 @@ pub(crate) fn generate(pos: &Position, out: &mut MoveList) {
         }
     };
     let single = shift(pawns) & empty;
-    let double = shift(single & rank3) & empty & quiet_mask;
-    for to in single & quiet_mask {
+    let (single_targets, double) = if quiets {
+        (
+            single & quiet_mask,
+            shift(single & rank3) & empty & quiet_mask,
+        )
+    } else {
+        (single & quiet_mask & last, Bitboard::EMPTY)
+    };
+    for to in single_targets {
         let from = Square::new((to as i32 - up) as u32);
         if pinned.contains(from) && !line(ksq, from).contains(to) {
             continue;
@@ -211,7 +248,11 @@ pub(crate) fn generate(pos: &Position, out: &mut MoveList) {
                 Role::Rook => rook_attacks(from, occ),
                 _ => queen_attacks(from, occ),
             };
-            let mut quiet = attacks & quiet_mask;
+            let mut quiet = if quiets {
+                attacks & quiet_mask
+            } else {
+                Bitboard::EMPTY
+            };
             if pinned.contains(from) {
                 quiet &= line(ksq, from);
             }
@@ -226,6 +267,9 @@ pub(crate) fn generate(pos: &Position, out: &mut MoveList) {
         }
     }
 
+    if !quiets {
+        return;
+    }
     // King steps (never captures).
     let occ_without_king = occ.without(ksq);
     for to in king_attacks(ksq) & empty {

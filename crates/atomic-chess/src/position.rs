@@ -215,6 +215,19 @@ impl Position {
         crate::movegen::generate(self, out);
     }
 
+    /// The legal captures and promotions, written into `out` (cleared first), in the order in
+    /// which [`Position::legal_moves`] lists them. Allocation-free.
+    pub fn noisy_moves_into(&self, out: &mut MoveList) {
+        out.clear();
+        crate::movegen::generate_noisy(self, out);
+    }
+
+    /// Whether there is any legal move: the same answer as `!legal_moves().is_empty()`, faster
+    /// when a king step is legal (the usual answer to a check), which is tried first.
+    pub fn has_legal_moves(&self) -> bool {
+        crate::movegen::has_any(self)
+    }
+
     /// Whether `m` is legal here. Moves are compared exactly (flags included).
     pub fn is_legal(&self, m: Move) -> bool {
         self.legal_moves().contains(&m)

@@ -175,6 +175,15 @@ fn walk(start: usize, choices: &[u32], exhaustive_uci: bool) -> Result<(), TestC
             check_uci_acceptance(&ours)?;
         }
         let legal = ours.legal_moves();
+        prop_assert_eq!(ours.has_legal_moves(), !legal.is_empty());
+        let mut noisy = atomic_chess::MoveList::new();
+        ours.noisy_moves_into(&mut noisy);
+        let expected_noisy: Vec<_> = legal
+            .iter()
+            .copied()
+            .filter(|m| m.is_capture() || m.promotion().is_some())
+            .collect();
+        prop_assert_eq!(noisy.as_slice(), expected_noisy.as_slice());
         if legal.is_empty() {
             break;
         }

@@ -55,6 +55,19 @@ fn check_position(v: &Value) -> Vec<String> {
             "{fen}: legal moves differ: extra {extra:?}, missing {missing:?}"
         ));
     }
+    let mut noisy = atomic_chess::MoveList::new();
+    pos.noisy_moves_into(&mut noisy);
+    let expected_noisy: Vec<_> = pos
+        .legal_moves()
+        .into_iter()
+        .filter(|m| m.is_capture() || m.promotion().is_some())
+        .collect();
+    if noisy.as_slice() != expected_noisy.as_slice() {
+        errors.push(format!("{fen}: noisy moves {noisy:?}"));
+    }
+    if pos.has_legal_moves() == legal.is_empty() {
+        errors.push(format!("{fen}: has_legal_moves {}", pos.has_legal_moves()));
+    }
     if pos.is_check() != v["check"].as_bool().expect("check") {
         errors.push(format!("{fen}: check flag {}", pos.is_check()));
     }
