@@ -341,7 +341,10 @@ impl Searcher {
                 }
             }
             let params = &self.config.params;
-            if params.prior_eval > 0.0 && params.prior_eval_visits > 1 && node.visits == params.prior_eval_visits {
+            if params.prior_eval > 0.0
+                && params.prior_eval_visits > 1
+                && node.visits == params.prior_eval_visits
+            {
                 self.refine_priors(id, &pos);
             }
             let child = self.select(id);
@@ -469,7 +472,13 @@ impl Searcher {
         if self.refine_moves.len() != usize::from(node.children) {
             return;
         }
-        eval::priors(pos, &self.refine_moves, &self.config.params, true, &mut self.priors);
+        eval::priors(
+            pos,
+            &self.refine_moves,
+            &self.config.params,
+            true,
+            &mut self.priors,
+        );
         for (cid, &prior) in node.child_ids().zip(&self.priors) {
             self.tree.get_mut(cid).prior = prior;
         }
@@ -911,7 +920,58 @@ fn proof_distance(proof: Proof) -> u16 {
 
 #[cfg(test)]
 mod tests {
-    use super::descending_key;
+    use super::*;
+    use crate::search::SearchParams;
+
+    fn root_priors(searcher: &Searcher) -> Vec<(Move, f32)> {
+        searcher
+            .tree
+            .get(ROOT)
+            .child_ids()
+            .map(|c| {
+                let n = searcher.tree.get(c);
+                (n.mv.expect("a child has a move"), n.prior)
+            })
+            .collect()
+    }
+
+    /// The root passes `PriorEvalVisits` visits in a search, so its children end with the
+    /// evaluation-refined priors; with the term off they keep the hand-made ones.
+    #[test]
+    fn priors_are_refined_once_a_node_has_enough_visits() {
+        let pos = Position::from_fen(
+            "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4",
+        )
+        .expect("valid FEN");
+        let game = Game::new(pos);
+        let limits = Limits {
+            nodes: Some(300),
+            ..Limits::default()
+        };
+        for prior_eval in [0.0, 0.5] {
+            let params = SearchParams {
+                prior_eval,
+                prior_eval_visits: 8,
+                ..SearchParams::default()
+            };
+            let mut searcher = Searcher::new(SearchConfig {
+                hash_mb: 4,
+                params: params.clone(),
+                ..SearchConfig::default()
+            });
+            searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            let children = root_priors(&searcher);
+            let moves: Vec<Move> = children.iter().map(|&(m, _)| m).collect();
+            let mut expected = Vec::new();
+            eval::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
+            for (&(m, got), want) in children.iter().zip(expected) {
+                assert!(
+                    (got - want).abs() < 1e-6,
+                    "{m}: {got} vs {want} at {prior_eval}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn descending_key_reverses_total_cmp() {
