@@ -521,6 +521,20 @@ mod tests {
     const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
     const MIDDLEGAME: &str = "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4";
 
+    /// The test positions with their moves, and parameters with the given evaluation weight.
+    fn cases(
+        prior_eval: f32,
+    ) -> impl Iterator<Item = (&'static str, Position, MoveList, SearchParams)> {
+        [STARTPOS, MIDDLEGAME].into_iter().map(move |fen| {
+            let pos = Position::from_fen(fen).expect("valid FEN");
+            let params = SearchParams {
+                prior_eval,
+                ..SearchParams::default()
+            };
+            (fen, pos, pos.legal_moves(), params)
+        })
+    }
+
     fn child_eval(pos: &Position, m: Move, params: &SearchParams) -> i32 {
         let mut child = *pos;
         child.play_unchecked(m);
@@ -529,13 +543,7 @@ mod tests {
 
     #[test]
     fn priors_are_a_distribution_with_and_without_the_evaluation() {
-        for fen in [STARTPOS, MIDDLEGAME] {
-            let pos = Position::from_fen(fen).expect("valid FEN");
-            let moves = pos.legal_moves();
-            let params = SearchParams {
-                prior_eval: 0.5,
-                ..SearchParams::default()
-            };
+        for (fen, pos, moves, params) in cases(0.5) {
             for with_eval in [false, true] {
                 let mut out = Vec::new();
                 priors(&pos, moves.as_slice(), &params, with_eval, &mut out);
@@ -551,13 +559,7 @@ mod tests {
     /// the most likely move is the one whose resulting position evaluates best for the mover.
     #[test]
     fn a_dominant_evaluation_term_ranks_moves_by_the_evaluation_after_them() {
-        for fen in [STARTPOS, MIDDLEGAME] {
-            let pos = Position::from_fen(fen).expect("valid FEN");
-            let moves = pos.legal_moves();
-            let params = SearchParams {
-                prior_eval: 10.0,
-                ..SearchParams::default()
-            };
+        for (fen, pos, moves, params) in cases(10.0) {
             let mut out = Vec::new();
             priors(&pos, moves.as_slice(), &params, true, &mut out);
             let top = (0..moves.len())
