@@ -20,6 +20,8 @@ pub const MATE_BOUND: i32 = MATE - 1000;
 /// its loss ends the game and is handled separately.
 const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
 
+/// Policy logit of a capture that blows up the enemy king: it dwarfs every other feature.
+const WIN_LOGIT: f32 = 12.0;
 /// Largest static evaluation (centipawns) the policy's evaluation term uses.
 const PRIOR_EVAL_CLAMP: i32 = 1000;
 
@@ -273,6 +275,7 @@ pub fn qsearch_root(
     qsearch_moves(
         pos,
         moves.as_slice(),
+        pos.is_check(),
         -MATE,
         MATE,
         params.qsearch_depth,
@@ -294,7 +297,8 @@ fn qsearch(
     // Out of check only captures and promotions are searched, and the other moves matter only
     // if there are none: then the position is a stalemate or a stand pat.
     let mut moves = MoveList::new();
-    if pos.is_check() {
+    let in_check = pos.is_check();
+    if in_check {
         pos.legal_moves_into(&mut moves);
     } else {
         pos.noisy_moves_into(&mut moves);
@@ -310,6 +314,7 @@ fn qsearch(
     qsearch_moves(
         pos,
         moves.as_slice(),
+        in_check,
         alpha,
         beta,
         depth,
@@ -323,6 +328,7 @@ fn qsearch(
 fn qsearch_moves(
     pos: &Position,
     moves: &[Move],
+    in_check: bool,
     mut alpha: i32,
     beta: i32,
     depth: u32,
@@ -331,7 +337,6 @@ fn qsearch_moves(
     stats: &mut QStats,
 ) -> i32 {
     stats.nodes += 1;
-    let in_check = pos.is_check();
     if moves.is_empty() {
         return if in_check { -MATE + ply as i32 } else { 0 };
     }
@@ -391,7 +396,7 @@ fn qsearch_moves(
 /// Stable insertion sort: `is_less(a, b)` says `a` goes before `b`. The lists sorted in the
 /// search are short (a position's moves), where this beats the standard library's general sort
 /// (which also copies the list into a scratch buffer) and gives exactly the same order.
-pub fn insertion_sort_by<T: Copy>(v: &mut [T], is_less: impl Fn(&T, &T) -> bool) {
+fn insertion_sort_by<T: Copy>(v: &mut [T], is_less: impl Fn(&T, &T) -> bool) {
     for i in 1..v.len() {
         let x = v[i];
         let mut j = i;
@@ -436,9 +441,10 @@ pub fn priors(
     for &m in moves {
         let mut logit = 0.0f32;
         let role = m.promotion().unwrap_or(m.role());
+        let wins = wins_at_once(pos, m);
         if m.is_capture() {
-            if wins_at_once(pos, m) {
-                logit = 12.0;
+            if wins {
+                logit = WIN_LOGIT;
             } else {
                 let balance = blast_balance(pos, m) as f32 / 100.0;
                 logit = 0.5 + (params.prior_capture * balance).clamp(-3.0, 5.0);
@@ -490,7 +496,8 @@ pub fn priors(
         if m.is_castle() {
             logit += 0.4;
         }
-        if with_eval && logit < 12.0 {
+        if with_eval && !wins {
+            // A win needs no evaluation: its logit already dwarfs the others.
             // The static evaluation after the move, from our side: material, mobility, the
             // blast threats the move creates. Clamped so one term cannot swamp the others.
             let mut child = *pos;

@@ -340,11 +340,7 @@ impl Searcher {
                     break node.q;
                 }
             }
-            let params = &self.config.params;
-            if params.prior_eval > 0.0
-                && params.prior_eval_visits > 1
-                && node.visits == params.prior_eval_visits
-            {
+            if self.config.params.refines_priors_at(node.visits) {
                 self.refine_priors(id, &pos);
             }
             let child = self.select(id);
@@ -419,7 +415,7 @@ impl Searcher {
     fn expand(&mut self, id: NodeId, pos: &Position, moves: &MoveList) -> bool {
         self.stats.positions += 1;
         let params = &self.config.params;
-        let with_eval = params.prior_eval > 0.0 && params.prior_eval_visits <= 1;
+        let with_eval = params.eval_priors_at_expansion();
         eval::priors(pos, moves.as_slice(), params, with_eval, &mut self.priors);
         self.children.clear();
         // Highest prior first (ties in generation order): deterministic, and the likely moves

@@ -74,6 +74,19 @@ pub struct SearchParams {
     pub smart_pruning: f32,
 }
 
+impl SearchParams {
+    /// Whether the priors get the evaluation term when a node is expanded.
+    pub fn eval_priors_at_expansion(&self) -> bool {
+        self.prior_eval > 0.0 && self.prior_eval_visits <= 1
+    }
+
+    /// Whether a node's priors are recomputed with the evaluation term when it has `visits`
+    /// visits (once, later than its expansion).
+    pub fn refines_priors_at(&self, visits: u32) -> bool {
+        self.prior_eval > 0.0 && self.prior_eval_visits > 1 && visits == self.prior_eval_visits
+    }
+}
+
 impl Default for SearchParams {
     fn default() -> Self {
         SearchParams {
