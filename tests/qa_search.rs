@@ -58,3 +58,47 @@ fn a_zero_budget_on_a_fresh_tree_still_searches() {
     assert!(r.best_move.is_some());
     assert!(r.info.nodes > 0);
 }
+
+/// A search that fills its tree prunes the least-visited branches and goes on: before, a full
+/// tree ended every search, so at slow time controls (or pondering) a small `Hash` cut the
+/// thinking time to the second or so it took to fill.
+#[test]
+fn a_full_tree_is_pruned_and_the_search_goes_on() {
+    let mut searcher = Searcher::new(SearchConfig {
+        hash_mb: 2,
+        ..SearchConfig::default()
+    });
+    let stop = AtomicBool::new(false);
+    let game = Game::from_uci_moves(Position::startpos(), &["e2e3", "e7e6"]).expect("legal line");
+    let nodes = 120_000;
+    let r = searcher.search(
+        &game,
+        &Limits {
+            nodes: Some(nodes),
+            ..Limits::default()
+        },
+        &stop,
+        &mut |_| {},
+    );
+    let mv = r.best_move.expect("a move");
+    assert!(game.position().legal_moves().contains(&mv));
+    assert_eq!(r.info.nodes, nodes, "the search stopped early");
+    assert!(searcher.stats().prunes >= 1, "{:?}", searcher.stats());
+    assert!(r.info.hashfull <= 1000);
+    // Deterministic, pruning included.
+    let mut again = Searcher::new(SearchConfig {
+        hash_mb: 2,
+        ..SearchConfig::default()
+    });
+    let r2 = again.search(
+        &game,
+        &Limits {
+            nodes: Some(nodes),
+            ..Limits::default()
+        },
+        &stop,
+        &mut |_| {},
+    );
+    assert_eq!((r2.best_move, r2.info.nodes), (r.best_move, r.info.nodes));
+    assert_eq!(again.stats(), searcher.stats());
+}

@@ -43,6 +43,8 @@ pub struct SearchStats {
     pub max_depth: u32,
     /// Playouts the root already had from earlier searches (tree reuse).
     pub reused: u64,
+    /// Times the full tree was pruned to make room.
+    pub prunes: u64,
 }
 
 /// Holds the tree between searches, so the subtree of the moves actually played is reused.
@@ -57,6 +59,8 @@ pub struct Searcher {
     qstats: QStats,
     /// The tree ran out of memory during this search.
     full: bool,
+    /// Pruning cannot make room in this search (a tiny `Hash`).
+    unprunable: bool,
     // Scratch buffers, kept to avoid allocations in the playout loop.
     path: Vec<NodeId>,
     keys: Vec<u64>,
@@ -78,6 +82,7 @@ impl Searcher {
             stats: SearchStats::default(),
             qstats: QStats::default(),
             full: false,
+            unprunable: false,
             path: Vec::new(),
             keys: Vec::new(),
             priors: Vec::new(),
@@ -142,6 +147,7 @@ impl Searcher {
         self.stats = SearchStats::default();
         self.qstats = QStats::default();
         self.full = false;
+        self.unprunable = false;
         self.prepare_root(game);
         self.stats.reused = u64::from(self.tree.get(ROOT).visits);
 
@@ -196,6 +202,9 @@ impl Searcher {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
+            if self.full && self.make_room(limits, start, stop) {
+                self.full = false;
+            }
             if !limits.infinite && (single || self.full || self.root_settled(&mut proven_at)) {
                 break;
             }
@@ -238,6 +247,32 @@ impl Searcher {
             self.playout(&root_pos, base_keys);
         }
         self.finish(start, on_info, randomize)
+    }
+
+    /// Frees half of a full tree by pruning its least-visited branches (`Tree::prune`), so a
+    /// long search (a slow time control, pondering, a big node budget) keeps going instead of
+    /// stopping when the `Hash` is used up. Not once a timed search is past its soft limit
+    /// (it would stop soon anyway); a stop request or the hard limit aborts the copy. Returns
+    /// whether there is room again.
+    fn make_room(&mut self, limits: &Limits, start: Instant, stop: &AtomicBool) -> bool {
+        if !limits.infinite && limits.soft.is_some_and(|soft| start.elapsed() >= soft) {
+            return false;
+        }
+        let hard = if limits.infinite { None } else { limits.hard };
+        let abort =
+            || stop.load(Ordering::Relaxed) || hard.is_some_and(|hard| start.elapsed() >= hard);
+        if self.unprunable {
+            return false;
+        }
+        let target = self.tree.capacity() / 2;
+        let pruned = self.tree.prune(target, &abort).is_some();
+        if pruned {
+            self.stats.prunes += 1;
+        } else if !abort() {
+            // Even the root's children alone fill the tree: do not try again this search.
+            self.unprunable = true;
+        }
+        pruned
     }
 
     /// Whether the root's proof ends the search. A proven loss or draw, or a win with the next
@@ -415,7 +450,9 @@ impl Searcher {
     fn expand(&mut self, id: NodeId, pos: &Position, moves: &MoveList) -> bool {
         self.stats.positions += 1;
         let params = &self.config.params;
-        let with_eval = params.eval_priors_at_expansion();
+        // A node pruned from a full tree and expanded again gets the priors it had earned.
+        let with_eval = params.eval_priors_at_expansion()
+            || (params.prior_eval > 0.0 && self.tree.get(id).visits > params.prior_eval_visits);
         eval::priors(pos, moves.as_slice(), params, with_eval, &mut self.priors);
         self.children.clear();
         // Highest prior first (ties in generation order): deterministic, and the likely moves

@@ -12,6 +12,8 @@ pub type NodeId = u32;
 
 /// The root always has id 0.
 pub const ROOT: NodeId = 0;
+/// `prune` looks at its abort callback once per this many nodes.
+const POLL_INTERVAL: usize = 4096;
 
 /// What the solver knows about a node, from the point of view of the side to move there.
 /// Distances are in plies until the game ends.
@@ -226,6 +228,80 @@ impl Tree {
         self.nodes = fresh;
     }
 
+    /// Frees memory in a full tree: keeps the children only of nodes with at least
+    /// `min_visits` visits (and of proven nodes, whose proof rests on them) and turns the other
+    /// expanded nodes back into leaves. A pruned node keeps its visits, value and proof, so the
+    /// search sees no change until it comes back to it and expands it again. The smallest
+    /// power-of-two threshold that leaves the tree at most `target` nodes is used; returns the
+    /// threshold, or `None` (and changes nothing) if even the root's children alone do not fit.
+    ///
+    /// Like `reroot` it copies into a fresh arena, so the memory briefly doubles.
+    ///
+    /// `abort` is polled every few thousand nodes (a stop request must not wait for the copy);
+    /// when it says so, the tree is left as it was and `None` is returned.
+    pub fn prune(&mut self, target: usize, abort: &dyn Fn() -> bool) -> Option<u32> {
+        let mut min_visits = 2u32;
+        loop {
+            match self.pruned_size(min_visits, abort) {
+                None => return None,
+                Some(size) if size <= target => break,
+                Some(_) => {}
+            }
+            if min_visits > self.get(ROOT).visits {
+                return None;
+            }
+            min_visits = min_visits.saturating_mul(2);
+        }
+        let keeps = |node: &Node| {
+            node.is_expanded() && (node.visits >= min_visits || node.proof != Proof::Unknown)
+        };
+        let mut fresh = Self::arena(self.capacity, target);
+        fresh.push(self.nodes[ROOT as usize]);
+        let mut next = 0;
+        while next < fresh.len() {
+            if next.is_multiple_of(POLL_INTERVAL) && abort() {
+                return None;
+            }
+            let node = fresh[next];
+            if next == ROOT as usize || keeps(&node) {
+                let first = fresh.len() as NodeId;
+                fresh.extend_from_slice(
+                    &self.nodes
+                        [node.first as usize..(node.first + NodeId::from(node.children)) as usize],
+                );
+                fresh[next].first = first;
+            } else {
+                fresh[next].first = 0;
+                fresh[next].children = 0;
+            }
+            next += 1;
+        }
+        self.nodes = fresh;
+        Some(min_visits)
+    }
+
+    /// Size of the tree `prune` with `min_visits` would leave (`None` if aborted).
+    fn pruned_size(&self, min_visits: u32, abort: &dyn Fn() -> bool) -> Option<usize> {
+        let mut count = 1;
+        let mut stack = vec![ROOT];
+        let mut seen = 0usize;
+        while let Some(id) = stack.pop() {
+            seen += 1;
+            if seen.is_multiple_of(POLL_INTERVAL) && abort() {
+                return None;
+            }
+            let node = self.get(id);
+            if id == ROOT
+                || (node.is_expanded()
+                    && (node.visits >= min_visits || node.proof != Proof::Unknown))
+            {
+                count += node.children as usize;
+                stack.extend(node.child_ids());
+            }
+        }
+        Some(count)
+    }
+
     fn subtree_size(&self, id: NodeId) -> usize {
         let mut count = 1;
         let mut stack = vec![id];
@@ -290,6 +366,55 @@ mod tests {
         let kids: Vec<u32> = root.child_ids().map(|id| tree.get(id).visits).collect();
         assert_eq!(kids, vec![0, 0, 3]);
         assert!((tree.get(root.first + 2).prior - 0.7).abs() < 1e-6);
+    }
+
+    #[test]
+    fn prune_drops_the_children_of_rarely_visited_nodes_only() {
+        // root (100) -> a (90) -> [a1 (50) -> [x, y], a2 (3) -> [z]], b (3, proven) -> [w],
+        // c (2) -> [v]
+        let mut tree = Tree::new(1);
+        tree.get_mut(ROOT).visits = 100;
+        let kid = |visits: u32| Node {
+            visits,
+            ..Node::new(None, 0.3)
+        };
+        assert!(tree.add_children(ROOT, &[kid(90), kid(3), kid(2)])); // 1, 2, 3
+        assert!(tree.add_children(1, &[kid(50), kid(3)])); // 4, 5
+        assert!(tree.add_children(4, &[kid(30), kid(19)])); // 6, 7
+        assert!(tree.add_children(5, &[kid(1)])); // 8
+        tree.get_mut(2).proof = Proof::Win(3);
+        assert!(tree.add_children(2, &[kid(2)])); // 9
+        assert!(tree.add_children(3, &[kid(1)])); // 10
+        assert_eq!(tree.len(), 11);
+        let never = || false;
+        // Room for everything but the one-visit leaves under a2 and c: threshold 4.
+        assert_eq!(tree.prune(9, &never), Some(4));
+        assert_eq!(tree.len(), 9);
+        let visits = |tree: &Tree, id: NodeId| -> Vec<u32> {
+            tree.get(id)
+                .child_ids()
+                .map(|c| tree.get(c).visits)
+                .collect()
+        };
+        assert_eq!(visits(&tree, ROOT), vec![90, 3, 2]);
+        let [a, b, c] = [1, 2, 3].map(|i| tree.get(ROOT).first + i - 1);
+        assert_eq!(visits(&tree, a), vec![50, 3]);
+        assert_eq!(
+            visits(&tree, b),
+            vec![2],
+            "a proven node keeps its children"
+        );
+        assert!(!tree.get(c).is_expanded());
+        let a2 = tree.get(a).first + 1;
+        assert!(!tree.get(a2).is_expanded());
+        assert_eq!(tree.get(a2).visits, 3, "a pruned node keeps its statistics");
+        assert_eq!(visits(&tree, tree.get(a).first), vec![30, 19]);
+        // Nothing fits under the root's own children: unchanged.
+        assert_eq!(tree.prune(3, &never), None);
+        assert_eq!(tree.len(), 9);
+        // An abort leaves the tree as it was.
+        assert_eq!(tree.prune(5, &|| true), None);
+        assert_eq!(tree.len(), 9);
     }
 
     #[test]
