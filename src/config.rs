@@ -301,7 +301,7 @@ impl Default for SearchSettings {
     fn default() -> Self {
         Self {
             engine: Engine::Mcts,
-            hash_mb: 128,
+            hash_mb: 512,
             threads: 1,
         }
     }
