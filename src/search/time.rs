@@ -46,6 +46,10 @@ pub struct TimeLimits {
 /// Sudden-death horizon: the number of our own moves the planned time is spread over.
 /// Geometric use (each move takes 1/34 of what is left) can never flag on its own.
 const HORIZON: f64 = 34.0;
+/// Horizon when the increment pays for the latency of each move (at least twice the move
+/// overhead): the clock then no longer drains by the overhead alone, so the plan can be
+/// spread over fewer moves.
+const HORIZON_WITH_INCREMENT: f64 = 24.0;
 /// Share of the increment spent on each move (the rest rebuilds the clock).
 const INCREMENT_SHARE: f64 = 0.9;
 /// `hard` is at most this multiple of `soft` (room for extensions when the best move changes).
@@ -85,10 +89,15 @@ pub fn allocate(input: &ClockInput) -> TimeLimits {
             available / 25.0 + 0.6 * increment,
         )
     } else {
+        let sudden_death = if increment >= 2.0 * overhead && increment > 0.0 {
+            HORIZON_WITH_INCREMENT
+        } else {
+            HORIZON
+        };
         let horizon = match input.moves_to_go {
             // One more than the moves left, so the last move before the control keeps a reserve.
-            Some(moves) => (f64::from(moves.max(1)) + 1.0).min(HORIZON),
-            None => HORIZON,
+            Some(moves) => (f64::from(moves.max(1)) + 1.0).min(sudden_death),
+            None => sudden_death,
         };
         let soft = planned / horizon + INCREMENT_SHARE * increment;
         let hard = (soft * HARD_OVER_SOFT).min(planned * MAX_SHARE + 0.9 * increment);
@@ -260,6 +269,15 @@ mod tests {
         assert!(survives(1000, 1000, 100, 90, 200));
         assert!(survives(3000, 1000, 300, 250, 200));
         assert!(survives(500, 1000, 100, 90, 300));
+    }
+
+    #[test]
+    fn holds_with_small_increments() {
+        assert!(survives(10_000, 100, 50, 50, 150));
+        assert!(survives(10_000, 100, 50, 45, 300));
+        assert!(survives(3000, 100, 50, 50, 200));
+        assert!(survives(60_000, 200, 100, 90, 200));
+        assert!(survives(180_000, 2000, 300, 250, 200));
     }
 
     #[test]
