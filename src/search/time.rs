@@ -8,6 +8,8 @@
 //! shortest that still survives the whole-game simulations below (120 moves of 1+0 with 50 ms of
 //! latency each and every fourth move at its hard limit); the first version's 40 ended games with
 //! most of the clock unused (145 ms a move at 10+0.1, against Fairy-Stockfish's 330 ms).
+//! When the increment is at least twice the overhead it pays for each move's latency, and the
+//! plan is spread over 24 moves instead (the simulations include 10+0.1 and 3+0.1).
 //! The search may stop at `soft` when its best move is stable, extends up to `hard` (twice
 //! `soft`, the default `TimeExtension`) when it is not, and never goes past `hard`. `hard` is at
 //! most a fifth of the planned time plus most of the increment, and never more than 80 % of
