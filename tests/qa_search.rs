@@ -64,41 +64,31 @@ fn a_zero_budget_on_a_fresh_tree_still_searches() {
 /// thinking time to the second or so it took to fill.
 #[test]
 fn a_full_tree_is_pruned_and_the_search_goes_on() {
-    let mut searcher = Searcher::new(SearchConfig {
-        hash_mb: 2,
-        ..SearchConfig::default()
-    });
-    let stop = AtomicBool::new(false);
     let game = Game::from_uci_moves(Position::startpos(), &["e2e3", "e7e6"]).expect("legal line");
     let nodes = 120_000;
-    let r = searcher.search(
-        &game,
-        &Limits {
+    let run = || {
+        let mut searcher = Searcher::new(SearchConfig {
+            hash_mb: 2,
+            ..SearchConfig::default()
+        });
+        let limits = Limits {
             nodes: Some(nodes),
             ..Limits::default()
-        },
-        &stop,
-        &mut |_| {},
-    );
+        };
+        let r = searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+        (r, searcher.stats())
+    };
+    let (r, stats) = run();
     let mv = r.best_move.expect("a move");
     assert!(game.position().legal_moves().contains(&mv));
     assert_eq!(r.info.nodes, nodes, "the search stopped early");
-    assert!(searcher.stats().prunes >= 1, "{:?}", searcher.stats());
+    assert!(stats.prunes >= 1, "{stats:?}");
     assert!(r.info.hashfull <= 1000);
     // Deterministic, pruning included.
-    let mut again = Searcher::new(SearchConfig {
-        hash_mb: 2,
-        ..SearchConfig::default()
-    });
-    let r2 = again.search(
-        &game,
-        &Limits {
-            nodes: Some(nodes),
-            ..Limits::default()
-        },
-        &stop,
-        &mut |_| {},
+    let (again, again_stats) = run();
+    assert_eq!(
+        (again.best_move, again.info.nodes),
+        (r.best_move, r.info.nodes)
     );
-    assert_eq!((r2.best_move, r2.info.nodes), (r.best_move, r.info.nodes));
-    assert_eq!(again.stats(), searcher.stats());
+    assert_eq!(again_stats, stats);
 }
