@@ -1,0 +1,338 @@
+//! The static evaluation's features: a linear model over counts that know atomic chess.
+//!
+//! The evaluation is `Σ weight × count` over the features below, each weight a pair (middle
+//! game, endgame) blended by the game phase. The weights are Rust constants
+//! ([`super::eval_weights`]) fitted by `examples/tune_eval.rs` to Fairy-Stockfish's scores and
+//! the game results of `labelled.csv` (docs/ENGINE.md, "Session 3: evaluation"). One function,
+//! [`extract`], computes the features both for the engine (a sink that sums the weights, no
+//! allocation) and for the tuner (a sink that records them), so the two cannot disagree.
+//!
+//! Most features are per side: added with count `+n` for the side to move and `-n` for the
+//! other. The last group describes the side to move's situation alone: a quiet leaf of the
+//! quiescence search is one where the side to move has no capture worth making, while the
+//! enemy's captures (blast threats on our king, our pieces it can win) were never searched.
+
+use atomic_chess::{Bitboard, Color, Position, Role, Square, attacks};
+
+/// Material count per role, pawn to queen.
+pub const MATERIAL: usize = 0;
+/// Piece-square tables per role (pawn..king), 32 entries each: the square seen from the
+/// piece's own side, mirrored onto files a–d (`rank * 4 + min(file, 7 - file)`).
+pub const PST: usize = MATERIAL + 5;
+/// Knight mobility (attacked squares not holding an own piece), one entry per count 0..=8.
+pub const MOB_KNIGHT: usize = PST + 6 * 32;
+/// Bishop mobility, counts 0..=13.
+pub const MOB_BISHOP: usize = MOB_KNIGHT + 9;
+/// Rook mobility, counts 0..=14.
+pub const MOB_ROOK: usize = MOB_BISHOP + 14;
+/// Queen mobility, counts 0..=27.
+pub const MOB_QUEEN: usize = MOB_ROOK + 15;
+/// Squares next to the king attacked by the enemy, per count 0..=8.
+pub const KING_ATTACKED: usize = MOB_QUEEN + 28;
+/// Own pieces next to the own king and not next to the enemy king (each is a square whose
+/// capture blows the king up), per count 0..=8.
+pub const KING_TARGETS: usize = KING_ATTACKED + 9;
+/// Empty squares next to the king the king could flee to (not attacked, or next to the enemy
+/// king: kings may touch), per count 0..=8.
+pub const KING_EVASIONS: usize = KING_TARGETS + 9;
+/// Fairy-Stockfish's atomic king danger `20 × attacked / (evasions + 1) + 40 × explosions`,
+/// linear (÷ 8) and squared (÷ 256): a king with attacked neighbours and nowhere to go is in
+/// much more than twice the danger of one with half of that.
+pub const KING_DANGER: usize = KING_EVASIONS + 9;
+/// Isolated pawns (no own pawn on a neighbouring file). There is no doubled-pawn term: a pawn
+/// that captures explodes, so atomic pawns never double.
+pub const PAWN_ISOLATED: usize = KING_DANGER + 2;
+/// Passed pawns per rank seen from their own side (0..=7; 1..=6 occur).
+pub const PAWN_PASSED: usize = PAWN_ISOLATED + 1;
+/// Side to move only: blast threats against its king (enemy captures that blow it up), one
+/// entry per count 1, 2, 3 or more. One is usually parried, two rarely.
+pub const STM_BLAST_THREATS: usize = PAWN_PASSED + 8;
+/// Side to move only: the best blast balance among the enemy's captures of our pieces
+/// (other than blast threats), in pawns: entry `min(gain / 100, 9)` for a gain > 0.
+pub const STM_HANGING_MAX: usize = STM_BLAST_THREATS + 3;
+/// Side to move only: how many of our pieces the enemy can take with a gain, 1, 2, 3 or more.
+pub const STM_HANGING_COUNT: usize = STM_HANGING_MAX + 10;
+/// Side to move only: the kings touch (neither can then be blown up by a capture next to it).
+pub const STM_KINGS_TOUCH: usize = STM_HANGING_COUNT + 3;
+/// Side to move only: a constant (the tempo).
+pub const STM_TEMPO: usize = STM_KINGS_TOUCH + 1;
+/// Number of features.
+pub const FEATURES: usize = STM_TEMPO + 1;
+
+/// Game phase at the start: knights and bishops 1, rooks 2, queens 4.
+pub const MAX_PHASE: i32 = 24;
+/// Weights are in this fraction of a centipawn, so that features with large counts (mobility,
+/// the squared king danger) can have weights below one centipawn.
+pub const WEIGHT_SCALE: i32 = 16;
+
+/// The name of each feature group with its first index, for the tuner's report.
+pub const GROUPS: [(&str, usize); 17] = [
+    ("material", MATERIAL),
+    ("pst", PST),
+    ("mob_knight", MOB_KNIGHT),
+    ("mob_bishop", MOB_BISHOP),
+    ("mob_rook", MOB_ROOK),
+    ("mob_queen", MOB_QUEEN),
+    ("king_attacked", KING_ATTACKED),
+    ("king_targets", KING_TARGETS),
+    ("king_evasions", KING_EVASIONS),
+    ("king_danger", KING_DANGER),
+    ("pawn_isolated", PAWN_ISOLATED),
+    ("pawn_passed", PAWN_PASSED),
+    ("stm_blast_threats", STM_BLAST_THREATS),
+    ("stm_hanging_max", STM_HANGING_MAX),
+    ("stm_hanging_count", STM_HANGING_COUNT),
+    ("stm_kings_touch", STM_KINGS_TOUCH),
+    ("stm_tempo", STM_TEMPO),
+];
+
+/// Middle-game and endgame weight per feature, in `1 / WEIGHT_SCALE` centipawns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weights {
+    /// Weights at full material (phase `MAX_PHASE`).
+    pub mg: [i32; FEATURES],
+    /// Weights with no pieces left (phase 0).
+    pub eg: [i32; FEATURES],
+}
+
+/// Receives the features of a position: `count` more of feature `index`.
+pub trait FeatureSink {
+    /// Adds `count` (negative for the side not to move) of feature `index`.
+    fn add(&mut self, index: usize, count: i32);
+}
+
+/// Sums the weights of the features (the evaluation itself).
+struct Accumulator<'a> {
+    weights: &'a Weights,
+    mg: i32,
+    eg: i32,
+}
+
+impl FeatureSink for Accumulator<'_> {
+    #[inline(always)]
+    fn add(&mut self, index: usize, count: i32) {
+        self.mg += self.weights.mg[index] * count;
+        self.eg += self.weights.eg[index] * count;
+    }
+}
+
+/// The evaluation with `weights`, in centipawns from the side to move's point of view.
+pub fn evaluate(pos: &Position, weights: &Weights) -> i32 {
+    let mut acc = Accumulator {
+        weights,
+        mg: 0,
+        eg: 0,
+    };
+    let phase = extract(pos, &mut acc);
+    (acc.mg * phase + acc.eg * (MAX_PHASE - phase)) / (MAX_PHASE * WEIGHT_SCALE)
+}
+
+/// Nominal material values for blast balances (pawn..queen, king 0), as in the search.
+const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
+
+const FILE_A: u64 = 0x0101_0101_0101_0101;
+
+/// Squares attacked by the pawns `pawns` of `color`.
+#[inline]
+fn pawn_attack_set(pawns: Bitboard, color: Color) -> Bitboard {
+    let p = pawns.0;
+    let not_a = p & !FILE_A;
+    let not_h = p & !(FILE_A << 7);
+    Bitboard(match color {
+        Color::White => (not_a << 7) | (not_h << 9),
+        Color::Black => (not_a >> 9) | (not_h >> 7),
+    })
+}
+
+/// The piece-square table index of `sq` for a piece of `color`.
+#[inline]
+fn pst_index(sq: Square, color: Color) -> usize {
+    let rank = match color {
+        Color::White => sq.rank(),
+        Color::Black => 7 - sq.rank(),
+    } as usize;
+    let file = sq.file().min(7 - sq.file()) as usize;
+    rank * 4 + file
+}
+
+/// What one side's pass leaves for the king terms.
+struct SideInfo {
+    /// Squares attacked by the side's pawns, knights, bishops, rooks and queens (a king cannot
+    /// capture in atomic, so its squares do not count).
+    attacks: Bitboard,
+}
+
+/// Material, piece-square, mobility and pawn-structure features of `color`, with sign `sign`.
+#[inline]
+fn side_features<S: FeatureSink>(pos: &Position, color: Color, sign: i32, sink: &mut S) -> SideInfo {
+    let board = pos.board();
+    let occupied = board.occupied();
+    let own = board.by_color(color);
+    let not_own = !own;
+    let pawns = own & board.by_role(Role::Pawn);
+    let mut attacks_all = pawn_attack_set(pawns, color);
+    for (role_index, role) in [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+        .into_iter()
+        .enumerate()
+    {
+        let pieces = own & board.by_role(role);
+        let n = pieces.count() as i32;
+        if n == 0 {
+            continue;
+        }
+        sink.add(MATERIAL + role_index, sign * n);
+        for sq in pieces {
+            sink.add(PST + role.index() * 32 + pst_index(sq, color), sign);
+            let (reach, base) = match role {
+                Role::Pawn => continue,
+                Role::Knight => (attacks::knight_attacks(sq), MOB_KNIGHT),
+                Role::Bishop => (attacks::bishop_attacks(sq, occupied), MOB_BISHOP),
+                Role::Rook => (attacks::rook_attacks(sq, occupied), MOB_ROOK),
+                _ => (attacks::queen_attacks(sq, occupied), MOB_QUEEN),
+            };
+            attacks_all |= reach;
+            sink.add(base + (reach & not_own).count() as usize, sign);
+        }
+    }
+    if let Some(king) = board.king_of(color) {
+        sink.add(PST + Role::King.index() * 32 + pst_index(king, color), sign);
+    }
+    // Pawn structure.
+    let their_pawns = board.by_color(!color) & board.by_role(Role::Pawn);
+    let mut isolated = 0;
+    for file in 0..8u32 {
+        let on_file = (pawns.0 & (FILE_A << file)).count_ones() as i32;
+        if on_file == 0 {
+            continue;
+        }
+        let left = if file > 0 { FILE_A << (file - 1) } else { 0 };
+        let right = if file < 7 { FILE_A << (file + 1) } else { 0 };
+        if pawns.0 & (left | right) == 0 {
+            isolated += on_file;
+        }
+    }
+    if isolated > 0 {
+        sink.add(PAWN_ISOLATED, sign * isolated);
+    }
+    for sq in pawns {
+        let file = u32::from(sq.file());
+        let rank = u32::from(sq.rank());
+        let files = (FILE_A << file)
+            | if file > 0 { FILE_A << (file - 1) } else { 0 }
+            | if file < 7 { FILE_A << (file + 1) } else { 0 };
+        let ahead = match color {
+            Color::White if rank < 7 => !0u64 << (8 * (rank + 1)),
+            Color::Black => (1u64 << (8 * rank)) - 1,
+            Color::White => 0,
+        };
+        if their_pawns.0 & files & ahead == 0 {
+            let relative = if color == Color::White { rank } else { 7 - rank };
+            sink.add(PAWN_PASSED + relative as usize, sign);
+        }
+    }
+    SideInfo {
+        attacks: attacks_all,
+    }
+}
+
+/// King-safety features of `color` against the enemy attack set `enemy_attacks`; returns the
+/// number of blast threats (own pieces next to the king that the enemy attacks).
+#[inline]
+fn king_features<S: FeatureSink>(
+    pos: &Position,
+    color: Color,
+    sign: i32,
+    enemy_attacks: Bitboard,
+    sink: &mut S,
+) -> u32 {
+    let board = pos.board();
+    let Some(king) = board.king_of(color) else {
+        return 0;
+    };
+    let zone = attacks::king_attacks(king);
+    let enemy_zone = board
+        .king_of(!color)
+        .map_or(Bitboard::EMPTY, attacks::king_attacks);
+    let targets = zone & board.by_color(color) & !enemy_zone;
+    let attacked = (zone & enemy_attacks).count();
+    let evasions = (zone & !board.occupied() & (!enemy_attacks | enemy_zone)).count();
+    let explosions = (targets & enemy_attacks).count();
+    sink.add(KING_ATTACKED + attacked as usize, sign);
+    sink.add(KING_TARGETS + targets.count() as usize, sign);
+    sink.add(KING_EVASIONS + evasions as usize, sign);
+    let danger = (20 * attacked / (evasions + 1) + 40 * explosions) as i32;
+    if danger > 0 {
+        sink.add(KING_DANGER, sign * danger / 8);
+        sink.add(KING_DANGER + 1, sign * danger * danger / 256);
+    }
+    explosions
+}
+
+/// Computes the features of `pos` into `sink` and returns the game phase (0..=`MAX_PHASE`).
+pub fn extract<S: FeatureSink>(pos: &Position, sink: &mut S) -> i32 {
+    let us = pos.turn();
+    let ours = side_features(pos, us, 1, sink);
+    let theirs = side_features(pos, !us, -1, sink);
+    let threats = king_features(pos, us, 1, theirs.attacks, sink);
+    king_features(pos, !us, -1, ours.attacks, sink);
+    let board = pos.board();
+    if threats > 0 {
+        // Exact count: an attacked square next to both kings is not a threat (excluded in
+        // `king_features`), and every enemy attack counts only with a non-king attacker.
+        sink.add(STM_BLAST_THREATS + threats.min(3) as usize - 1, 1);
+    }
+    // Our pieces the enemy can take with a gain (their captures were not searched).
+    let our_king = board.king_of(us);
+    let their_king = board.king_of(!us);
+    let occupied = board.occupied();
+    let their_non_king = board.by_color(!us) & !board.by_role(Role::King);
+    let exposed = board.by_color(us) & !board.by_role(Role::King) & theirs.attacks;
+    let mut best_gain = 0;
+    let mut hanging = 0;
+    for sq in exposed {
+        let blast = attacks::king_attacks(sq);
+        if our_king.is_some_and(|k| blast.contains(k)) || their_king.is_some_and(|k| blast.contains(k))
+        {
+            // A blast threat (counted above) or an illegal capture.
+            continue;
+        }
+        let attackers = pos.attackers_to(sq, !us, occupied) & their_non_king;
+        let Some((cheapest, from)) = attackers
+            .filter_map(|a| board.role_at(a).map(|role| (VALUE[role.index()], a)))
+            .min()
+        else {
+            continue;
+        };
+        let victim = board.role_at(sq).map_or(0, |r| VALUE[r.index()]);
+        let pieces = blast & !board.by_role(Role::Pawn);
+        let mut gain = victim - cheapest;
+        for s in pieces & board.by_color(us) {
+            gain += board.role_at(s).map_or(0, |r| VALUE[r.index()]);
+        }
+        for s in pieces & their_non_king {
+            gain -= board.role_at(s).map_or(0, |r| VALUE[r.index()]);
+        }
+        if pieces.contains(from) {
+            // The capturer stood in the blast: it was subtracted twice.
+            gain += cheapest;
+        }
+        if gain > 0 {
+            hanging += 1;
+            best_gain = best_gain.max(gain);
+        }
+    }
+    if hanging > 0 {
+        sink.add(STM_HANGING_MAX + (best_gain / 100).min(9) as usize, 1);
+        sink.add(STM_HANGING_COUNT + hanging.min(3) - 1, 1);
+    }
+    if let (Some(a), Some(b)) = (our_king, their_king)
+        && attacks::king_attacks(a).contains(b)
+    {
+        sink.add(STM_KINGS_TOUCH, 1);
+    }
+    sink.add(STM_TEMPO, 1);
+    let phase = ((board.by_role(Role::Knight) | board.by_role(Role::Bishop)).count()
+        + 2 * board.by_role(Role::Rook).count()
+        + 4 * board.by_role(Role::Queen).count()) as i32;
+    phase.min(MAX_PHASE)
+}
