@@ -19,8 +19,8 @@
 //! `--from-zero` (start from material only instead of the current weights). Deterministic.
 
 use atomic_bot::search::SearchParams;
-use atomic_bot::search::eval::{MATE, MATE_BOUND, blast_balance, qsearch_root, wins_at_once};
 use atomic_bot::search::eval::QStats;
+use atomic_bot::search::eval::{MATE, MATE_BOUND, blast_balance, qsearch_root, wins_at_once};
 use atomic_bot::search::eval_weights::WEIGHTS;
 use atomic_bot::search::features::{
     self, FEATURES, FeatureSink, GROUPS, MATERIAL, MAX_PHASE, STM_TEMPO, WEIGHT_SCALE, Weights,
@@ -60,7 +60,9 @@ impl FeatureSink for Recorder {
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
-        eprintln!("usage: tune_eval <labelled.csv> [--out FILE] [--blend B] [--iterations N] [--epochs N] [--l2 X] [--from-zero]");
+        eprintln!(
+            "usage: tune_eval <labelled.csv> [--out FILE] [--blend B] [--iterations N] [--epochs N] [--l2 X] [--from-zero]"
+        );
         std::process::exit(2);
     };
     let mut out = None;
@@ -70,7 +72,10 @@ fn main() {
     let mut l2 = 1e-9f64;
     let mut from_zero = false;
     while let Some(flag) = args.next() {
-        let mut value = || args.next().unwrap_or_else(|| panic!("{flag} needs a value"));
+        let mut value = || {
+            args.next()
+                .unwrap_or_else(|| panic!("{flag} needs a value"))
+        };
         match flag.as_str() {
             "--out" => out = Some(value()),
             "--blend" => blend = value().parse().expect("--blend"),
@@ -97,7 +102,11 @@ fn main() {
         ) else {
             continue;
         };
-        let result = if pos.turn() == Color::White { white } else { 1.0 - white };
+        let result = if pos.turn() == Color::White {
+            white
+        } else {
+            1.0 - white
+        };
         rows.push((pos, score, result, (i / 64) % 10 == 9));
     }
     // K: the sigmoid scale that maps FSF's scores (mates excluded) to the results best.
@@ -112,7 +121,11 @@ fn main() {
             test,
         })
         .collect();
-    let mut weights = if from_zero { material_only() } else { WEIGHTS.clone() };
+    let mut weights = if from_zero {
+        material_only()
+    } else {
+        WEIGHTS.clone()
+    };
     // Our qsearch copy must agree with the engine's on the compiled-in weights.
     let mut stats = QStats::default();
     let mismatches = samples
@@ -130,12 +143,23 @@ fn main() {
     for it in 1..=iterations {
         fit(&samples, &leaves, &mut weights, scale, epochs, l2);
         leaves = leaves_of(&samples, &weights, &params);
-        report(&format!("iteration {it}"), &samples, &leaves, &weights, scale);
+        report(
+            &format!("iteration {it}"),
+            &samples,
+            &leaves,
+            &weights,
+            scale,
+        );
     }
     print_groups(&weights);
-    let file = render(&weights, &format!("blend {blend}, K {k:.0}, {iterations} iterations × {epochs} epochs, l2 {l2:e}"));
+    let file = render(
+        &weights,
+        &format!("blend {blend}, K {k:.0}, {iterations} iterations × {epochs} epochs, l2 {l2:e}"),
+    );
     match out {
-        Some(path) => std::fs::write(&path, file).unwrap_or_else(|e| panic!("cannot write {path}: {e}")),
+        Some(path) => {
+            std::fs::write(&path, file).unwrap_or_else(|e| panic!("cannot write {path}: {e}"))
+        }
         None => print!("{file}"),
     }
 }
@@ -161,7 +185,10 @@ fn fit_k(rows: &[(Position, f64, f64, bool)]) -> f64 {
 }
 
 fn material_only() -> Weights {
-    let mut w = Weights { mg: [0; FEATURES], eg: [0; FEATURES] };
+    let mut w = Weights {
+        mg: [0; FEATURES],
+        eg: [0; FEATURES],
+    };
     for (i, v) in [100, 300, 300, 480, 900].into_iter().enumerate() {
         w.mg[MATERIAL + i] = v * WEIGHT_SCALE;
         w.eg[MATERIAL + i] = v * WEIGHT_SCALE;
@@ -172,9 +199,22 @@ fn material_only() -> Weights {
 /// The engine's leaf quiescence search (`eval::qsearch_root`), with `weights` and returning
 /// the leaf whose evaluation is the score: (score, leaf and whether its side to move is the
 /// root's), or no leaf for a decided score.
-fn leaf_search(pos: &Position, weights: &Weights, params: &SearchParams) -> (i32, Option<(Position, bool)>) {
+fn leaf_search(
+    pos: &Position,
+    weights: &Weights,
+    params: &SearchParams,
+) -> (i32, Option<(Position, bool)>) {
     let moves = pos.legal_moves();
-    let (score, leaf) = qs_moves(pos, moves.as_slice(), pos.is_check(), -MATE, MATE, params.qsearch_depth, 0, weights);
+    let (score, leaf) = qs_moves(
+        pos,
+        moves.as_slice(),
+        pos.is_check(),
+        -MATE,
+        MATE,
+        params.qsearch_depth,
+        0,
+        weights,
+    );
     (score, leaf.map(|(p, ply)| (p, ply % 2 == 0)))
 }
 
@@ -199,7 +239,16 @@ fn qs(pos: &Position, alpha: i32, beta: i32, depth: u32, ply: u32, w: &Weights) 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn qs_moves(pos: &Position, moves: &[Move], in_check: bool, mut alpha: i32, beta: i32, depth: u32, ply: u32, w: &Weights) -> Found {
+fn qs_moves(
+    pos: &Position,
+    moves: &[Move],
+    in_check: bool,
+    mut alpha: i32,
+    beta: i32,
+    depth: u32,
+    ply: u32,
+    w: &Weights,
+) -> Found {
     if moves.is_empty() {
         return (if in_check { -MATE + ply as i32 } else { 0 }, None);
     }
@@ -268,7 +317,10 @@ fn leaves_of(samples: &[Sample], weights: &Weights, params: &SearchParams) -> Ve
                 } else {
                     0.5
                 };
-                return Leaf { fixed: Some(fixed), ..Leaf::default() };
+                return Leaf {
+                    fixed: Some(fixed),
+                    ..Leaf::default()
+                };
             };
             let mut rec = Recorder(Vec::new());
             let phase = features::extract(&pos, &mut rec);
@@ -293,7 +345,10 @@ fn predict_cp(leaf: &Leaf, mg: &[f64], eg: &[f64]) -> f64 {
 
 fn as_float(w: &Weights) -> (Vec<f64>, Vec<f64>) {
     let s = f64::from(WEIGHT_SCALE);
-    (w.mg.iter().map(|&x| f64::from(x) / s).collect(), w.eg.iter().map(|&x| f64::from(x) / s).collect())
+    (
+        w.mg.iter().map(|&x| f64::from(x) / s).collect(),
+        w.eg.iter().map(|&x| f64::from(x) / s).collect(),
+    )
 }
 
 /// Mean squared errors (train target, test target, test result) of the integer weights.
@@ -302,7 +357,9 @@ fn report(label: &str, samples: &[Sample], leaves: &[Leaf], weights: &Weights, s
     let mut sums = [0.0f64; 4];
     let mut counts = [0usize; 2];
     for (s, leaf) in samples.iter().zip(leaves) {
-        let p = leaf.fixed.unwrap_or_else(|| sigmoid(predict_cp(leaf, &mg, &eg) / scale));
+        let p = leaf
+            .fixed
+            .unwrap_or_else(|| sigmoid(predict_cp(leaf, &mg, &eg) / scale));
         let k = usize::from(s.test);
         sums[2 * k] += (p - s.target).powi(2);
         sums[2 * k + 1] += (p - s.result).powi(2);
@@ -321,7 +378,14 @@ fn report(label: &str, samples: &[Sample], leaves: &[Leaf], weights: &Weights, s
 
 /// Full-batch Adam on the training samples' mean squared error plus `l2 × Σ w²` (material and
 /// tempo exempt), starting from `weights`; rounds the result back into `weights`.
-fn fit(samples: &[Sample], leaves: &[Leaf], weights: &mut Weights, scale: f64, epochs: usize, l2: f64) {
+fn fit(
+    samples: &[Sample],
+    leaves: &[Leaf],
+    weights: &mut Weights,
+    scale: f64,
+    epochs: usize,
+    l2: f64,
+) {
     let (mut mg, mut eg) = as_float(weights);
     let n = FEATURES;
     let (mut m1, mut v1) = (vec![0.0f64; 2 * n], vec![0.0f64; 2 * n]);
@@ -377,11 +441,24 @@ fn print_groups(w: &Weights) {
         if end - start > 16 {
             continue;
         }
-        let show = |a: &[i32]| a.iter().map(|&x| format!("{:.0}", f64::from(x) / s)).collect::<Vec<_>>().join(" ");
-        eprintln!("{name:18} mg [{}]  eg [{}]", show(&w.mg[start..end]), show(&w.eg[start..end]));
+        let show = |a: &[i32]| {
+            a.iter()
+                .map(|&x| format!("{:.0}", f64::from(x) / s))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        eprintln!(
+            "{name:18} mg [{}]  eg [{}]",
+            show(&w.mg[start..end]),
+            show(&w.eg[start..end])
+        );
     }
     let (name, start) = GROUPS[GROUPS.len() - 1];
-    eprintln!("{name:18} mg [{}]  eg [{}]", f64::from(w.mg[start]) / s, f64::from(w.eg[start]) / s);
+    eprintln!(
+        "{name:18} mg [{}]  eg [{}]",
+        f64::from(w.mg[start]) / s,
+        f64::from(w.eg[start]) / s
+    );
 }
 
 fn render(w: &Weights, how: &str) -> String {
@@ -390,11 +467,25 @@ fn render(w: &Weights, how: &str) -> String {
         for pair in GROUPS.windows(2) {
             out += &format!("        // {}\n", pair[0].0);
             for chunk in a[pair[0].1..pair[1].1].chunks(16) {
-                out += &format!("        {},\n", chunk.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "));
+                out += &format!(
+                    "        {},\n",
+                    chunk
+                        .iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
         }
         let (name, start) = GROUPS[GROUPS.len() - 1];
-        out += &format!("        // {name}\n        {},\n", a[start..].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "));
+        out += &format!(
+            "        // {name}\n        {},\n",
+            a[start..]
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         out
     };
     format!(

@@ -155,25 +155,55 @@ fn pst_index(sq: Square, color: Color) -> usize {
     rank * 4 + file
 }
 
-/// What one side's pass leaves for the king terms.
+/// What one side's pass leaves for the king and threat terms.
 struct SideInfo {
     /// Squares attacked by the side's pawns, knights, bishops, rooks and queens (a king cannot
     /// capture in atomic, so its squares do not count).
     attacks: Bitboard,
+    /// The same per attacking role, pawn to queen.
+    by_role: [Bitboard; 5],
+}
+
+/// The files holding a square of `set`, as full files.
+#[inline]
+fn file_fill(set: u64) -> u64 {
+    let mut x = set;
+    x |= x >> 8;
+    x |= x >> 16;
+    x |= x >> 32;
+    (x & 0xff).wrapping_mul(FILE_A)
+}
+
+/// `set` spread to the neighbouring files (without the files themselves).
+#[inline]
+fn neighbour_files(set: u64) -> u64 {
+    ((set & !FILE_A) >> 1) | ((set & !(FILE_A << 7)) << 1)
 }
 
 /// Material, piece-square, mobility and pawn-structure features of `color`, with sign `sign`.
 #[inline]
-fn side_features<S: FeatureSink>(pos: &Position, color: Color, sign: i32, sink: &mut S) -> SideInfo {
+fn side_features<S: FeatureSink>(
+    pos: &Position,
+    color: Color,
+    sign: i32,
+    sink: &mut S,
+) -> SideInfo {
     let board = pos.board();
     let occupied = board.occupied();
     let own = board.by_color(color);
     let not_own = !own;
     let pawns = own & board.by_role(Role::Pawn);
-    let mut attacks_all = pawn_attack_set(pawns, color);
-    for (role_index, role) in [Role::Pawn, Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
-        .into_iter()
-        .enumerate()
+    let mut by_role = [Bitboard::EMPTY; 5];
+    by_role[0] = pawn_attack_set(pawns, color);
+    for (role_index, role) in [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let pieces = own & board.by_role(role);
         let n = pieces.count() as i32;
@@ -181,8 +211,9 @@ fn side_features<S: FeatureSink>(pos: &Position, color: Color, sign: i32, sink: 
             continue;
         }
         sink.add(MATERIAL + role_index, sign * n);
+        let table = PST + role.index() * 32;
         for sq in pieces {
-            sink.add(PST + role.index() * 32 + pst_index(sq, color), sign);
+            sink.add(table + pst_index(sq, color), sign);
             let (reach, base) = match role {
                 Role::Pawn => continue,
                 Role::Knight => (attacks::knight_attacks(sq), MOB_KNIGHT),
@@ -190,49 +221,55 @@ fn side_features<S: FeatureSink>(pos: &Position, color: Color, sign: i32, sink: 
                 Role::Rook => (attacks::rook_attacks(sq, occupied), MOB_ROOK),
                 _ => (attacks::queen_attacks(sq, occupied), MOB_QUEEN),
             };
-            attacks_all |= reach;
+            by_role[role_index] |= reach;
             sink.add(base + (reach & not_own).count() as usize, sign);
         }
     }
     if let Some(king) = board.king_of(color) {
         sink.add(PST + Role::King.index() * 32 + pst_index(king, color), sign);
     }
-    // Pawn structure.
-    let their_pawns = board.by_color(!color) & board.by_role(Role::Pawn);
-    let mut isolated = 0;
-    for file in 0..8u32 {
-        let on_file = (pawns.0 & (FILE_A << file)).count_ones() as i32;
-        if on_file == 0 {
-            continue;
+    if pawns.any() {
+        // Isolated pawns: no own pawn on a neighbouring file.
+        let isolated = (pawns.0 & !neighbour_files(file_fill(pawns.0))).count_ones() as i32;
+        if isolated > 0 {
+            sink.add(PAWN_ISOLATED, sign * isolated);
         }
-        let left = if file > 0 { FILE_A << (file - 1) } else { 0 };
-        let right = if file < 7 { FILE_A << (file + 1) } else { 0 };
-        if pawns.0 & (left | right) == 0 {
-            isolated += on_file;
-        }
-    }
-    if isolated > 0 {
-        sink.add(PAWN_ISOLATED, sign * isolated);
-    }
-    for sq in pawns {
-        let file = u32::from(sq.file());
-        let rank = u32::from(sq.rank());
-        let files = (FILE_A << file)
-            | if file > 0 { FILE_A << (file - 1) } else { 0 }
-            | if file < 7 { FILE_A << (file + 1) } else { 0 };
-        let ahead = match color {
-            Color::White if rank < 7 => !0u64 << (8 * (rank + 1)),
-            Color::Black => (1u64 << (8 * rank)) - 1,
-            Color::White => 0,
+        // Passed pawns: no enemy pawn ahead on the same or a neighbouring file. `blocked` is
+        // every square behind (from our side) an enemy pawn, spread to the neighbouring files.
+        let their_pawns = (board.by_color(!color) & board.by_role(Role::Pawn)).0;
+        let mut behind = match color {
+            Color::White => their_pawns >> 8,
+            Color::Black => their_pawns << 8,
         };
-        if their_pawns.0 & files & ahead == 0 {
-            let relative = if color == Color::White { rank } else { 7 - rank };
+        for shift in [8, 16, 32] {
+            behind |= match color {
+                Color::White => behind >> shift,
+                Color::Black => behind << shift,
+            };
+        }
+        let blocked = behind | neighbour_files(behind);
+        for sq in Bitboard(pawns.0 & !blocked) {
+            let relative = match color {
+                Color::White => sq.rank(),
+                Color::Black => 7 - sq.rank(),
+            };
             sink.add(PAWN_PASSED + relative as usize, sign);
         }
     }
     SideInfo {
-        attacks: attacks_all,
+        attacks: by_role[0] | by_role[1] | by_role[2] | by_role[3] | by_role[4],
+        by_role,
     }
+}
+
+/// Nominal value (`VALUE`) of the knights, bishops, rooks and queens in `set`.
+#[inline]
+fn piece_value(pos: &Position, set: Bitboard) -> i32 {
+    let board = pos.board();
+    [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+        .into_iter()
+        .map(|role| (set & board.by_role(role)).count() as i32 * VALUE[role.index()])
+        .sum()
 }
 
 /// King-safety features of `color` against the enemy attack set `enemy_attacks`; returns the
@@ -284,37 +321,35 @@ pub fn extract<S: FeatureSink>(pos: &Position, sink: &mut S) -> i32 {
     // Our pieces the enemy can take with a gain (their captures were not searched).
     let our_king = board.king_of(us);
     let their_king = board.king_of(!us);
-    let occupied = board.occupied();
     let their_non_king = board.by_color(!us) & !board.by_role(Role::King);
     let exposed = board.by_color(us) & !board.by_role(Role::King) & theirs.attacks;
     let mut best_gain = 0;
     let mut hanging = 0;
     for sq in exposed {
         let blast = attacks::king_attacks(sq);
-        if our_king.is_some_and(|k| blast.contains(k)) || their_king.is_some_and(|k| blast.contains(k))
+        if our_king.is_some_and(|k| blast.contains(k))
+            || their_king.is_some_and(|k| blast.contains(k))
         {
             // A blast threat (counted above) or an illegal capture.
             continue;
         }
-        let attackers = pos.attackers_to(sq, !us, occupied) & their_non_king;
-        let Some((cheapest, from)) = attackers
-            .filter_map(|a| board.role_at(a).map(|role| (VALUE[role.index()], a)))
-            .min()
-        else {
+        // The capturer dies: the cheapest attacking role, and if a piece of that role stands
+        // in the blast and attacks, that one (it is lost in the blast anyway).
+        let Some(cheapest) = (0..5).find(|&r| theirs.by_role[r].contains(sq)) else {
             continue;
         };
         let victim = board.role_at(sq).map_or(0, |r| VALUE[r.index()]);
         let pieces = blast & !board.by_role(Role::Pawn);
-        let mut gain = victim - cheapest;
-        for s in pieces & board.by_color(us) {
-            gain += board.role_at(s).map_or(0, |r| VALUE[r.index()]);
-        }
-        for s in pieces & their_non_king {
-            gain -= board.role_at(s).map_or(0, |r| VALUE[r.index()]);
-        }
-        if pieces.contains(from) {
-            // The capturer stood in the blast: it was subtracted twice.
-            gain += cheapest;
+        let adjacent_attacker = match cheapest {
+            2 => attacks::bishop_attacks(sq, Bitboard::FULL) & board.by_role(Role::Bishop),
+            3 => attacks::rook_attacks(sq, Bitboard::FULL) & board.by_role(Role::Rook),
+            4 => blast & board.by_role(Role::Queen),
+            _ => Bitboard::EMPTY,
+        } & their_non_king;
+        let mut gain = victim + piece_value(pos, pieces & board.by_color(us))
+            - piece_value(pos, pieces & their_non_king);
+        if adjacent_attacker.is_empty() {
+            gain -= VALUE[cheapest];
         }
         if gain > 0 {
             hanging += 1;
