@@ -285,7 +285,7 @@ fn qs_moves(
         }
         candidates.push((key, m));
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
@@ -454,10 +454,16 @@ fn print_groups(w: &Weights) {
         );
     }
     let (name, start) = GROUPS[GROUPS.len() - 1];
+    let show = |a: &[i32]| {
+        a.iter()
+            .map(|&x| format!("{:.0}", f64::from(x) / s))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     eprintln!(
         "{name:18} mg [{}]  eg [{}]",
-        f64::from(w.mg[start]) / s,
-        f64::from(w.eg[start]) / s
+        show(&w.mg[start..]),
+        show(&w.eg[start..])
     );
 }
 

@@ -473,7 +473,7 @@ mod tests {
         })
     }
 
-    fn child_eval(pos: &Position, m: Move, params: &SearchParams) -> i32 {
+    fn child_eval(pos: &Position, m: Move) -> i32 {
         let mut child = *pos;
         child.play_unchecked(m);
         -static_eval(&child)
@@ -505,11 +505,11 @@ mod tests {
                 .expect("moves");
             let best_eval = moves
                 .iter()
-                .map(|&m| child_eval(&pos, m, &params))
+                .map(|&m| child_eval(&pos, m))
                 .max()
                 .expect("moves");
             assert_eq!(
-                child_eval(&pos, moves.as_slice()[top], &params),
+                child_eval(&pos, moves.as_slice()[top]),
                 best_eval,
                 "{fen}: top prior {}",
                 moves.as_slice()[top]

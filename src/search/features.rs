@@ -56,8 +56,17 @@ pub const STM_HANGING_COUNT: usize = STM_HANGING_MAX + 10;
 pub const STM_KINGS_TOUCH: usize = STM_HANGING_COUNT + 3;
 /// Side to move only: a constant (the tempo).
 pub const STM_TEMPO: usize = STM_KINGS_TOUCH + 1;
+/// Enemy roles (pawn..queen) attacking a square next to the king: 1 per role that does.
+pub const KING_ATTACKER_ROLES: usize = STM_TEMPO + 1;
+/// Distance (king steps, 1..=7) from the king to the nearest enemy queen.
+pub const QUEEN_DISTANCE: usize = KING_ATTACKER_ROLES + 5;
+/// Side to move only: empty squares the enemy can move a piece to from which it would attack
+/// one of our blast targets (a blast threat next move), per count 1, 2, 3 or more.
+pub const STM_THREAT_MOVES_AGAINST: usize = QUEEN_DISTANCE + 8;
+/// Side to move only: the same against the enemy king (our blast threats next move).
+pub const STM_THREAT_MOVES_FOR: usize = STM_THREAT_MOVES_AGAINST + 3;
 /// Number of features.
-pub const FEATURES: usize = STM_TEMPO + 1;
+pub const FEATURES: usize = STM_THREAT_MOVES_FOR + 3;
 
 /// Game phase at the start: knights and bishops 1, rooks 2, queens 4.
 pub const MAX_PHASE: i32 = 24;
@@ -66,7 +75,7 @@ pub const MAX_PHASE: i32 = 24;
 pub const WEIGHT_SCALE: i32 = 16;
 
 /// The name of each feature group with its first index, for the tuner's report.
-pub const GROUPS: [(&str, usize); 17] = [
+pub const GROUPS: [(&str, usize); 21] = [
     ("material", MATERIAL),
     ("pst", PST),
     ("mob_knight", MOB_KNIGHT),
@@ -84,6 +93,10 @@ pub const GROUPS: [(&str, usize); 17] = [
     ("stm_hanging_count", STM_HANGING_COUNT),
     ("stm_kings_touch", STM_KINGS_TOUCH),
     ("stm_tempo", STM_TEMPO),
+    ("king_attacker_roles", KING_ATTACKER_ROLES),
+    ("queen_distance", QUEEN_DISTANCE),
+    ("stm_threat_moves_against", STM_THREAT_MOVES_AGAINST),
+    ("stm_threat_moves_for", STM_THREAT_MOVES_FOR),
 ];
 
 /// Middle-game and endgame weight per feature, in `1 / WEIGHT_SCALE` centipawns.
@@ -279,12 +292,13 @@ fn king_features<S: FeatureSink>(
     pos: &Position,
     color: Color,
     sign: i32,
-    enemy_attacks: Bitboard,
+    enemy: &SideInfo,
     sink: &mut S,
-) -> u32 {
+) -> (u32, u32) {
+    let enemy_attacks = enemy.attacks;
     let board = pos.board();
     let Some(king) = board.king_of(color) else {
-        return 0;
+        return (0, 0);
     };
     let zone = attacks::king_attacks(king);
     let enemy_zone = board
@@ -302,7 +316,39 @@ fn king_features<S: FeatureSink>(
         sink.add(KING_DANGER, sign * danger / 8);
         sink.add(KING_DANGER + 1, sign * danger * danger / 256);
     }
-    explosions
+    for (role, attacked) in enemy.by_role.iter().enumerate() {
+        if attacked.intersects(zone) {
+            sink.add(KING_ATTACKER_ROLES + role, sign);
+        }
+    }
+    let enemy_pieces = board.by_color(!color);
+    let queens = enemy_pieces & board.by_role(Role::Queen);
+    if queens.any() {
+        let distance = queens
+            .map(|q| {
+                let files = (i32::from(q.file()) - i32::from(king.file())).abs();
+                let ranks = (i32::from(q.rank()) - i32::from(king.rank())).abs();
+                files.max(ranks)
+            })
+            .min()
+            .unwrap_or(7);
+        sink.add(QUEEN_DISTANCE + distance as usize, sign);
+    }
+    // Empty squares an enemy piece can move to and from which it would attack a target.
+    let occupied = board.occupied();
+    let mut lines_b = Bitboard::EMPTY;
+    let mut lines_r = Bitboard::EMPTY;
+    let mut lines_n = Bitboard::EMPTY;
+    for t in targets {
+        lines_b |= attacks::bishop_attacks(t, occupied);
+        lines_r |= attacks::rook_attacks(t, occupied);
+        lines_n |= attacks::knight_attacks(t);
+    }
+    let threat_moves = ((lines_n & enemy.by_role[1])
+        | (lines_b & (enemy.by_role[2] | enemy.by_role[4]))
+        | (lines_r & (enemy.by_role[3] | enemy.by_role[4])))
+        & !occupied;
+    (explosions, threat_moves.count())
 }
 
 /// Computes the features of `pos` into `sink` and returns the game phase (0..=`MAX_PHASE`).
@@ -310,8 +356,20 @@ pub fn extract<S: FeatureSink>(pos: &Position, sink: &mut S) -> i32 {
     let us = pos.turn();
     let ours = side_features(pos, us, 1, sink);
     let theirs = side_features(pos, !us, -1, sink);
-    let threats = king_features(pos, us, 1, theirs.attacks, sink);
-    king_features(pos, !us, -1, ours.attacks, sink);
+    let (threats, threat_moves_against) = king_features(pos, us, 1, &theirs, sink);
+    let (_, threat_moves_for) = king_features(pos, !us, -1, &ours, sink);
+    if threat_moves_against > 0 {
+        sink.add(
+            STM_THREAT_MOVES_AGAINST + threat_moves_against.min(3) as usize - 1,
+            1,
+        );
+    }
+    if threat_moves_for > 0 {
+        sink.add(
+            STM_THREAT_MOVES_FOR + threat_moves_for.min(3) as usize - 1,
+            1,
+        );
+    }
     let board = pos.board();
     if threats > 0 {
         // Exact count: an attacked square next to both kings is not a threat (excluded in
