@@ -15,8 +15,10 @@
 //! cargo run --profile tune --example tune_eval -- ../shared/atomic/labelled.csv \
 //!     --out src/search/eval_weights.rs
 //! ```
-//! Options: `--blend B` (0.5), `--iterations N` (3), `--epochs N` (1500), `--l2 X` (1e-9),
-//! `--from-zero` (start from material only instead of the current weights). Deterministic.
+//! Options: `--blend B` (0.8), `--iterations N` (4), `--epochs N` (3000), `--l2 X` (1e-9),
+//! `--from-current` (start from the compiled-in weights instead of material only: quicker for
+//! experiments, but then the result depends on the file). Deterministic: the default run
+//! regenerates the committed `eval_weights.rs` (about 3 minutes).
 
 use atomic_bot::search::SearchParams;
 use atomic_bot::search::eval::QStats;
@@ -61,16 +63,16 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
         eprintln!(
-            "usage: tune_eval <labelled.csv> [--out FILE] [--blend B] [--iterations N] [--epochs N] [--l2 X] [--from-zero]"
+            "usage: tune_eval <labelled.csv> [--out FILE] [--blend B] [--iterations N] [--epochs N] [--l2 X] [--from-current]"
         );
         std::process::exit(2);
     };
     let mut out = None;
-    let mut blend = 0.5f64;
-    let mut iterations = 3;
-    let mut epochs = 1500;
+    let mut blend = 0.8f64;
+    let mut iterations = 4;
+    let mut epochs = 3000;
     let mut l2 = 1e-9f64;
-    let mut from_zero = false;
+    let mut from_current = false;
     while let Some(flag) = args.next() {
         let mut value = || {
             args.next()
@@ -82,7 +84,7 @@ fn main() {
             "--iterations" => iterations = value().parse().expect("--iterations"),
             "--epochs" => epochs = value().parse().expect("--epochs"),
             "--l2" => l2 = value().parse().expect("--l2"),
-            "--from-zero" => from_zero = true,
+            "--from-current" => from_current = true,
             _ => panic!("unknown option {flag}"),
         }
     }
@@ -121,10 +123,10 @@ fn main() {
             test,
         })
         .collect();
-    let mut weights = if from_zero {
-        material_only()
-    } else {
+    let mut weights = if from_current {
         WEIGHTS.clone()
+    } else {
+        material_only()
     };
     // Our qsearch copy must agree with the engine's on the compiled-in weights.
     let mut stats = QStats::default();

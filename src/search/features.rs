@@ -219,13 +219,13 @@ fn side_features<S: FeatureSink>(
     .enumerate()
     {
         let pieces = own & board.by_role(role);
-        let n = pieces.count() as i32;
-        if n == 0 {
+        if pieces.is_empty() {
             continue;
         }
-        sink.add(MATERIAL + role_index, sign * n);
         let table = PST + role.index() * 32;
+        let mut n = 0;
         for sq in pieces {
+            n += 1;
             sink.add(table + pst_index(sq, color), sign);
             let (reach, base) = match role {
                 Role::Pawn => continue,
@@ -237,6 +237,7 @@ fn side_features<S: FeatureSink>(
             by_role[role_index] |= reach;
             sink.add(base + (reach & not_own).count() as usize, sign);
         }
+        sink.add(MATERIAL + role_index, sign * n);
     }
     if let Some(king) = board.king_of(color) {
         sink.add(PST + Role::King.index() * 32 + pst_index(king, color), sign);
@@ -336,13 +337,22 @@ fn king_features<S: FeatureSink>(
     }
     // Empty squares an enemy piece can move to and from which it would attack a target.
     let occupied = board.occupied();
+    let knights = enemy.by_role[1].any();
+    let diagonal = (enemy.by_role[2] | enemy.by_role[4]).any();
+    let straight = (enemy.by_role[3] | enemy.by_role[4]).any();
     let mut lines_b = Bitboard::EMPTY;
     let mut lines_r = Bitboard::EMPTY;
     let mut lines_n = Bitboard::EMPTY;
     for t in targets {
-        lines_b |= attacks::bishop_attacks(t, occupied);
-        lines_r |= attacks::rook_attacks(t, occupied);
-        lines_n |= attacks::knight_attacks(t);
+        if diagonal {
+            lines_b |= attacks::bishop_attacks(t, occupied);
+        }
+        if straight {
+            lines_r |= attacks::rook_attacks(t, occupied);
+        }
+        if knights {
+            lines_n |= attacks::knight_attacks(t);
+        }
     }
     let threat_moves = ((lines_n & enemy.by_role[1])
         | (lines_b & (enemy.by_role[2] | enemy.by_role[4]))
