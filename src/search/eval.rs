@@ -9,6 +9,8 @@
 
 use atomic_chess::{Bitboard, Color, Move, MoveList, Position, Role, Square, attacks};
 
+use super::eval_weights::WEIGHTS;
+use super::features;
 use super::params::SearchParams;
 
 /// Score of a won position (centipawns), minus the plies to the win.
@@ -24,9 +26,6 @@ const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
 const WIN_LOGIT: f32 = 12.0;
 /// Largest static evaluation (centipawns) the policy's evaluation term uses.
 const PRIOR_EVAL_CLAMP: i32 = 1000;
-
-/// Mobility weight per role (percent of `eval_mobility` per attacked square).
-const MOBILITY: [i32; 6] = [0, 100, 100, 60, 40, 0];
 
 fn value(role: Role) -> i32 {
     VALUE[role.index()]
@@ -165,79 +164,11 @@ pub fn blast_threats(pos: &Position, color: Color) -> u32 {
         .count() as u32
 }
 
-/// Static evaluation in centipawns from the side to move's point of view.
-pub fn static_eval(pos: &Position, params: &SearchParams) -> i32 {
-    let us = pos.turn();
-    let mut score = side_eval(pos, us, params) - side_eval(pos, !us, params);
-    // Blast threats against the side to move: one can usually be parried, two rarely.
-    let threats = blast_threats(pos, us) as i32;
-    if threats > 0 {
-        score -= params.eval_threat + params.eval_threat_extra * (threats - 1);
-    }
-    score + params.eval_tempo
-}
-
-fn side_eval(pos: &Position, color: Color, params: &SearchParams) -> i32 {
-    let board = pos.board();
-    let occupied = board.occupied();
-    let own = board.by_color(color);
-    let not_own = !own;
-    let mobility = params.eval_mobility;
-    let mut score = 0;
-    // Material, mobility and centralisation, one loop per role so that no loop dispatches on
-    // the role. The mobility term is rounded per piece, as `MOBILITY` prescribes.
-    let pawns = own & board.by_role(Role::Pawn);
-    let knights = own & board.by_role(Role::Knight);
-    let bishops = own & board.by_role(Role::Bishop);
-    let rooks = own & board.by_role(Role::Rook);
-    let queens = own & board.by_role(Role::Queen);
-    score += pawns.count() as i32 * 100
-        + knights.count() as i32 * params.value_knight
-        + bishops.count() as i32 * params.value_bishop
-        + rooks.count() as i32 * params.value_rook
-        + queens.count() as i32 * params.value_queen;
-    let knight_weight = MOBILITY[Role::Knight.index()];
-    for sq in knights {
-        let reach = (attacks::knight_attacks(sq) & not_own).count() as i32;
-        score += reach * mobility * knight_weight / 100 + centre(sq) * params.eval_centre;
-    }
-    let bishop_weight = MOBILITY[Role::Bishop.index()];
-    for sq in bishops {
-        let reach = (attacks::bishop_attacks(sq, occupied) & not_own).count() as i32;
-        score += reach * mobility * bishop_weight / 100 + centre(sq) * params.eval_centre;
-    }
-    let rook_weight = MOBILITY[Role::Rook.index()];
-    for sq in rooks {
-        let reach = (attacks::rook_attacks(sq, occupied) & not_own).count() as i32;
-        score += reach * mobility * rook_weight / 100;
-    }
-    let queen_weight = MOBILITY[Role::Queen.index()];
-    for sq in queens {
-        let reach = (attacks::queen_attacks(sq, occupied) & not_own).count() as i32;
-        score += reach * mobility * queen_weight / 100;
-    }
-    // Advanced pawns are promotion threats and cramp the enemy.
-    for sq in pawns {
-        let rank = if color == Color::White {
-            sq.rank()
-        } else {
-            7 - sq.rank()
-        } as i32;
-        score += (rank - 1).max(0) * (rank - 1).max(0) * params.eval_pawn_advance;
-    }
-    // Our pieces next to our king are blast targets.
-    if let Some(king) = board.king_of(color) {
-        score -= (attacks::king_attacks(king) & own).count() as i32 * params.eval_king_neighbour;
-    }
-    score
-}
-
-/// Centralisation of a knight or bishop on `sq`: 6 on the four centre squares, 0 in a corner
-/// (knights and bishops belong in the centre).
-fn centre(sq: Square) -> i32 {
-    let file = sq.file() as i32;
-    let rank = sq.rank() as i32;
-    6 - ((2 * file - 7).abs() + (2 * rank - 7).abs()) / 2
+/// Static evaluation in centipawns from the side to move's point of view: the fitted linear
+/// model of [`super::features`] (material, piece squares, mobility, king danger, pawn structure
+/// and the enemy's unsearched threats) with the weights of [`super::eval_weights`].
+pub fn static_eval(pos: &Position) -> i32 {
+    features::evaluate(pos, &WEIGHTS)
 }
 
 /// Converts a score in centipawns to a win probability for the side to move.
@@ -305,7 +236,7 @@ fn qsearch(
         if moves.is_empty() {
             stats.nodes += 1;
             return if pos.has_legal_moves() {
-                static_eval(pos, params)
+                static_eval(pos)
             } else {
                 0
             };
@@ -348,14 +279,14 @@ fn qsearch_moves(
     }
     let mut best = -MATE + ply as i32;
     if !in_check {
-        let stand = static_eval(pos, params);
+        let stand = static_eval(pos);
         if stand >= beta || depth == 0 {
             return stand;
         }
         alpha = alpha.max(stand);
         best = stand;
     } else if depth == 0 {
-        return static_eval(pos, params);
+        return static_eval(pos);
     }
     // Candidate moves with their ordering key (blast balance, queen promotions first among quiet).
     let mut candidates: arrayvec::ArrayVec<(i32, Move), 256> = arrayvec::ArrayVec::new();
@@ -502,7 +433,7 @@ pub fn priors(
             // blast threats the move creates. Clamped so one term cannot swamp the others.
             let mut child = *pos;
             child.play_unchecked(m);
-            let cp = (-static_eval(&child, params)).clamp(-PRIOR_EVAL_CLAMP, PRIOR_EVAL_CLAMP);
+            let cp = (-static_eval(&child)).clamp(-PRIOR_EVAL_CLAMP, PRIOR_EVAL_CLAMP);
             logit += params.prior_eval * cp as f32 / 100.0;
         }
         let logit = logit / params.policy_temperature;
@@ -542,10 +473,10 @@ mod tests {
         })
     }
 
-    fn child_eval(pos: &Position, m: Move, params: &SearchParams) -> i32 {
+    fn child_eval(pos: &Position, m: Move) -> i32 {
         let mut child = *pos;
         child.play_unchecked(m);
-        -static_eval(&child, params)
+        -static_eval(&child)
     }
 
     #[test]
@@ -574,11 +505,11 @@ mod tests {
                 .expect("moves");
             let best_eval = moves
                 .iter()
-                .map(|&m| child_eval(&pos, m, &params))
+                .map(|&m| child_eval(&pos, m))
                 .max()
                 .expect("moves");
             assert_eq!(
-                child_eval(&pos, moves.as_slice()[top], &params),
+                child_eval(&pos, moves.as_slice()[top]),
                 best_eval,
                 "{fen}: top prior {}",
                 moves.as_slice()[top]

@@ -15,6 +15,8 @@ use std::time::Duration;
 use atomic_chess::Move;
 
 pub mod eval;
+pub mod eval_weights;
+pub mod features;
 mod mcts;
 pub mod params;
 pub mod time;

@@ -39,28 +39,6 @@ pub struct SearchParams {
     /// 1: from the expansion on, which costs a static evaluation per child of every node and
     /// halves the playout rate; 4 keeps most of the gain at a fraction of the cost).
     pub prior_eval_visits: u32,
-    /// Penalty, in centipawns, per blast threat against the side to move at a quiet leaf.
-    pub eval_threat: i32,
-    /// Extra penalty, in centipawns, per blast threat beyond the first (rarely parried).
-    pub eval_threat_extra: i32,
-    /// Centipawns per attacked square (mobility).
-    pub eval_mobility: i32,
-    /// Knight value in the static evaluation (a pawn is 100).
-    pub value_knight: i32,
-    /// Bishop value in the static evaluation.
-    pub value_bishop: i32,
-    /// Rook value in the static evaluation.
-    pub value_rook: i32,
-    /// Queen value in the static evaluation.
-    pub value_queen: i32,
-    /// Penalty per own piece next to the own king (each is a blast target).
-    pub eval_king_neighbour: i32,
-    /// Bonus per squared rank of pawn advance.
-    pub eval_pawn_advance: i32,
-    /// Bonus per step of knight and bishop centralisation.
-    pub eval_centre: i32,
-    /// Bonus for the side to move.
-    pub eval_tempo: i32,
     /// With randomisation on, moves whose value is within this of the best may be picked.
     pub random_window: f32,
     /// With randomisation on, only moves before this game ply are randomised.
@@ -103,17 +81,6 @@ impl Default for SearchParams {
             prior_hanging: 1.0,
             prior_eval: 0.5,
             prior_eval_visits: 4,
-            eval_threat: 219,
-            eval_threat_extra: 337,
-            eval_mobility: 27,
-            value_knight: 44,
-            value_bishop: 68,
-            value_rook: 242,
-            value_queen: 552,
-            eval_king_neighbour: 14,
-            eval_pawn_advance: 2,
-            eval_centre: 3,
-            eval_tempo: 36,
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
@@ -184,24 +151,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("PriorHanging", prior_hanging, 0, 1000, 100.0, f32),
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
     spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
-    spec!("EvalThreat", eval_threat, 0, 1000, 1.0, i32),
-    spec!("EvalThreatExtra", eval_threat_extra, 0, 2000, 1.0, i32),
-    spec!("EvalMobility", eval_mobility, 0, 200, 1.0, i32),
-    spec!("ValueKnight", value_knight, 0, 2000, 1.0, i32),
-    spec!("ValueBishop", value_bishop, 0, 2000, 1.0, i32),
-    spec!("ValueRook", value_rook, 0, 3000, 1.0, i32),
-    spec!("ValueQueen", value_queen, 0, 5000, 1.0, i32),
-    spec!(
-        "EvalKingNeighbour",
-        eval_king_neighbour,
-        -200,
-        200,
-        1.0,
-        i32
-    ),
-    spec!("EvalPawnAdvance", eval_pawn_advance, -50, 50, 1.0, i32),
-    spec!("EvalCentre", eval_centre, -50, 50, 1.0, i32),
-    spec!("EvalTempo", eval_tempo, -100, 200, 1.0, i32),
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
