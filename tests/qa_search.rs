@@ -29,12 +29,14 @@ fn a_tiny_budget_after_a_full_tree_still_searches() {
     let first = searcher.search(
         &start,
         &Limits {
-            nodes: Some(200_000),
+            // Enough to fill the 2 MiB tree (about 58 000 nodes) and prune it at least once.
+            nodes: Some(30_000),
             ..Limits::default()
         },
         &stop,
         &mut |_| {},
     );
+    assert!(searcher.stats().prunes >= 1, "{:?}", searcher.stats());
     let (Some(best), Some(reply)) = (first.best_move, first.ponder_move) else {
         panic!("no move from the start position");
     };
@@ -65,10 +67,11 @@ fn a_zero_budget_on_a_fresh_tree_still_searches() {
 #[test]
 fn a_full_tree_is_pruned_and_the_search_goes_on() {
     let game = Game::from_uci_moves(Position::startpos(), &["e2e3", "e7e6"]).expect("legal line");
-    let nodes = 120_000;
+    // 1 MiB holds about 29 000 nodes: 40 000 playouts fill it several times over.
+    let nodes = 40_000;
     let run = || {
         let mut searcher = Searcher::new(SearchConfig {
-            hash_mb: 2,
+            hash_mb: 1,
             ..SearchConfig::default()
         });
         let limits = Limits {
@@ -82,7 +85,7 @@ fn a_full_tree_is_pruned_and_the_search_goes_on() {
     let mv = r.best_move.expect("a move");
     assert!(game.position().legal_moves().contains(&mv));
     assert_eq!(r.info.nodes, nodes, "the search stopped early");
-    assert!(stats.prunes >= 1, "{stats:?}");
+    assert!(stats.prunes >= 2, "{stats:?}");
     assert!(r.info.hashfull <= 1000);
     // Deterministic, pruning included.
     let (again, again_stats) = run();
