@@ -22,12 +22,12 @@
 
 use atomic_bot::search::SearchParams;
 use atomic_bot::search::eval::QStats;
-use atomic_bot::search::eval::{MATE, MATE_BOUND, blast_balance, qsearch_root, wins_at_once};
+use atomic_bot::search::eval::{MATE, MATE_BOUND, qsearch_root, quiescence_moves, wins_at_once};
 use atomic_bot::search::eval_weights::WEIGHTS;
 use atomic_bot::search::features::{
     self, FEATURES, FeatureSink, GROUPS, MATERIAL, MAX_PHASE, STM_TEMPO, WEIGHT_SCALE, Weights,
 };
-use atomic_chess::{Color, Move, MoveList, Position, Role};
+use atomic_chess::{Color, Move, MoveList, Position};
 
 /// One labelled position.
 struct Sample {
@@ -271,23 +271,7 @@ fn qs_moves(
     } else if depth == 0 {
         return (features::evaluate(pos, w), Some((*pos, ply)));
     }
-    let mut candidates: Vec<(i32, Move)> = Vec::new();
-    for &m in moves {
-        let key = if m.is_capture() {
-            blast_balance(pos, m)
-        } else if m.promotion() == Some(Role::Queen) {
-            800
-        } else if in_check {
-            -10_000
-        } else {
-            continue;
-        };
-        if !in_check && key < 0 {
-            continue;
-        }
-        candidates.push((key, m));
-    }
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+    let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
@@ -437,36 +421,28 @@ fn fit(
 
 fn print_groups(w: &Weights) {
     let s = WEIGHT_SCALE as f64;
-    for pair in GROUPS.windows(2) {
-        let (name, start) = pair[0];
-        let end = pair[1].1;
-        if end - start > 16 {
-            continue;
-        }
-        let show = |a: &[i32]| {
-            a.iter()
-                .map(|&x| format!("{:.0}", f64::from(x) / s))
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
-        eprintln!(
-            "{name:18} mg [{}]  eg [{}]",
-            show(&w.mg[start..end]),
-            show(&w.eg[start..end])
-        );
-    }
-    let (name, start) = GROUPS[GROUPS.len() - 1];
     let show = |a: &[i32]| {
         a.iter()
             .map(|&x| format!("{:.0}", f64::from(x) / s))
             .collect::<Vec<_>>()
             .join(" ")
     };
-    eprintln!(
-        "{name:18} mg [{}]  eg [{}]",
-        show(&w.mg[start..]),
-        show(&w.eg[start..])
-    );
+    // Each group's range; the last one runs to the end of the weights.
+    let ends = GROUPS
+        .iter()
+        .skip(1)
+        .map(|&(_, start)| start)
+        .chain([w.mg.len()]);
+    for (&(name, start), end) in GROUPS.iter().zip(ends) {
+        if end - start > 16 && end != w.mg.len() {
+            continue;
+        }
+        eprintln!(
+            "{name:18} mg [{}]  eg [{}]",
+            show(&w.mg[start..end]),
+            show(&w.eg[start..end])
+        );
+    }
 }
 
 fn render(w: &Weights, how: &str) -> String {

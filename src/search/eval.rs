@@ -288,25 +288,7 @@ fn qsearch_moves(
     } else if depth == 0 {
         return static_eval(pos);
     }
-    // Candidate moves with their ordering key (blast balance, queen promotions first among quiet).
-    let mut candidates: arrayvec::ArrayVec<(i32, Move), 256> = arrayvec::ArrayVec::new();
-    for &m in moves {
-        let key = if m.is_capture() {
-            blast_balance(pos, m)
-        } else if m.promotion() == Some(Role::Queen) {
-            800
-        } else if in_check {
-            -10_000
-        } else {
-            continue;
-        };
-        if !in_check && key < 0 {
-            continue;
-        }
-        candidates.push((key, m));
-    }
-    // Highest key first, ties in generation order (a stable sort; these lists are short).
-    insertion_sort_by(&mut candidates, |a, b| a.0 > b.0);
+    let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
@@ -322,6 +304,36 @@ fn qsearch_moves(
         }
     }
     best
+}
+
+/// The moves a quiescence node searches, best first: captures by blast balance (only those
+/// that do not lose material unless in check), queen promotions, and when in check every other
+/// move last; ties in generation order. Shared with the evaluation tuner, whose copy of the
+/// quiescence search must visit exactly the engine's leaves.
+pub fn quiescence_moves(
+    pos: &Position,
+    moves: &[Move],
+    in_check: bool,
+) -> arrayvec::ArrayVec<(i32, Move), 256> {
+    let mut candidates = arrayvec::ArrayVec::new();
+    for &m in moves {
+        let key = if m.is_capture() {
+            blast_balance(pos, m)
+        } else if m.promotion() == Some(Role::Queen) {
+            800
+        } else if in_check {
+            -10_000
+        } else {
+            continue;
+        };
+        if !in_check && key < 0 {
+            continue;
+        }
+        candidates.push((key, m));
+    }
+    // A stable sort; these lists are short.
+    insertion_sort_by(&mut candidates, |a, b| a.0 > b.0);
+    candidates
 }
 
 /// Stable insertion sort: `is_less(a, b)` says `a` goes before `b`. The lists sorted in the
