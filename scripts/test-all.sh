@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test of atomic-bot: the Rust test suites of the whole workspace, then the
+# Runs every test of atomic-bot: formatting and lints, the Rust test suites of the whole workspace, then the
 # black-box checks of the release binary (rules vectors over UCI, container smoke tests).
 # Usage: bash scripts/test-all.sh        (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== formatting and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo test (workspace)"
 cargo test --workspace --locked
