@@ -84,6 +84,12 @@ impl Node {
         self.children > 0
     }
 
+    /// Whether `Tree::prune` with this visit threshold keeps the node's children: it has
+    /// enough visits, or it is proven (the proof rests on them).
+    fn keeps_children(&self, min_visits: u32) -> bool {
+        self.is_expanded() && (self.visits >= min_visits || self.proof != Proof::Unknown)
+    }
+
     /// Ids of the children.
     pub fn child_ids(&self) -> std::ops::Range<NodeId> {
         self.first..self.first + NodeId::from(self.children)
@@ -252,9 +258,6 @@ impl Tree {
             }
             min_visits = min_visits.saturating_mul(2);
         }
-        let keeps = |node: &Node| {
-            node.is_expanded() && (node.visits >= min_visits || node.proof != Proof::Unknown)
-        };
         let mut fresh = Self::arena(self.capacity, target);
         fresh.push(self.nodes[ROOT as usize]);
         let mut next = 0;
@@ -263,7 +266,7 @@ impl Tree {
                 return None;
             }
             let node = fresh[next];
-            if next == ROOT as usize || keeps(&node) {
+            if next == ROOT as usize || node.keeps_children(min_visits) {
                 let first = fresh.len() as NodeId;
                 fresh.extend_from_slice(
                     &self.nodes
@@ -291,10 +294,7 @@ impl Tree {
                 return None;
             }
             let node = self.get(id);
-            if id == ROOT
-                || (node.is_expanded()
-                    && (node.visits >= min_visits || node.proof != Proof::Unknown))
-            {
+            if id == ROOT || node.keeps_children(min_visits) {
                 count += node.children as usize;
                 stack.extend(node.child_ids());
             }
