@@ -168,8 +168,11 @@ pub fn blast_threats(pos: &Position, color: Color) -> u32 {
 /// model of [`super::features`] (material, piece squares, mobility, king danger, pawn structure
 /// and the enemy's unsearched threats) with the weights of [`super::eval_weights`].
 pub fn static_eval(pos: &Position) -> i32 {
-    features::evaluate(pos, &WEIGHTS)
+    features::evaluate_packed(pos, &PACKED_WEIGHTS)
 }
+
+/// [`WEIGHTS`] packed for the fast evaluation (the same values).
+static PACKED_WEIGHTS: features::PackedWeights = features::PackedWeights::new(&WEIGHTS);
 
 /// Converts a score in centipawns to a win probability for the side to move.
 pub fn win_probability(cp: i32, scale: f32) -> f32 {
