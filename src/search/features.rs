@@ -264,39 +264,50 @@ fn side_features<S: FeatureSink>(
     let own = board.by_color(color);
     let not_own = !own;
     let pawns = own & board.by_role(Role::Pawn);
-    let mut by_role = [Bitboard::EMPTY; 5];
-    by_role[0] = pawn_attack_set(pawns, color);
-    for (role_index, role) in [
-        Role::Pawn,
-        Role::Knight,
-        Role::Bishop,
-        Role::Rook,
-        Role::Queen,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let pieces = own & board.by_role(role);
-        if pieces.is_empty() {
-            continue;
-        }
-        let table = PST + role.index() * 32;
-        let mut n = 0;
-        for sq in pieces {
-            n += 1;
+    // One loop per role (in the order pawn to queen, each piece's terms then the role's
+    // material), so that no piece dispatches on its role.
+    if pawns.any() {
+        let table = PST + Role::Pawn.index() * 32;
+        for sq in pawns {
             sink.add(table + pst_index(sq, color), sign);
-            let (reach, base) = match role {
-                Role::Pawn => continue,
-                Role::Knight => (attacks::knight_attacks(sq), MOB_KNIGHT),
-                Role::Bishop => (attacks::bishop_attacks(sq, occupied), MOB_BISHOP),
-                Role::Rook => (attacks::rook_attacks(sq, occupied), MOB_ROOK),
-                _ => (attacks::queen_attacks(sq, occupied), MOB_QUEEN),
-            };
-            by_role[role_index] |= reach;
-            sink.add(base + (reach & not_own).count() as usize, sign);
         }
-        sink.add(MATERIAL + role_index, sign * n);
+        sink.add(MATERIAL, sign * pawns.count() as i32);
     }
+    let by_role = [
+        pawn_attack_set(pawns, color),
+        piece_terms(
+            own & board.by_role(Role::Knight),
+            Role::Knight,
+            MOB_KNIGHT,
+            (color, not_own, sign),
+            sink,
+            attacks::knight_attacks,
+        ),
+        piece_terms(
+            own & board.by_role(Role::Bishop),
+            Role::Bishop,
+            MOB_BISHOP,
+            (color, not_own, sign),
+            sink,
+            |sq| attacks::bishop_attacks(sq, occupied),
+        ),
+        piece_terms(
+            own & board.by_role(Role::Rook),
+            Role::Rook,
+            MOB_ROOK,
+            (color, not_own, sign),
+            sink,
+            |sq| attacks::rook_attacks(sq, occupied),
+        ),
+        piece_terms(
+            own & board.by_role(Role::Queen),
+            Role::Queen,
+            MOB_QUEEN,
+            (color, not_own, sign),
+            sink,
+            |sq| attacks::queen_attacks(sq, occupied),
+        ),
+    ];
     if let Some(king) = board.king_of(color) {
         sink.add(PST + Role::King.index() * 32 + pst_index(king, color), sign);
     }
@@ -332,6 +343,34 @@ fn side_features<S: FeatureSink>(
         attacks: by_role[0] | by_role[1] | by_role[2] | by_role[3] | by_role[4],
         by_role,
     }
+}
+
+/// Piece-square, mobility (first index `mobility`) and material features of `pieces`, all of
+/// role `role` and of `side = (colour, squares not holding an own piece, sign)`, whose attacks
+/// `reach` gives; returns the squares they attack.
+#[inline(always)]
+fn piece_terms<S: FeatureSink>(
+    pieces: Bitboard,
+    role: Role,
+    mobility: usize,
+    side: (Color, Bitboard, i32),
+    sink: &mut S,
+    reach: impl Fn(Square) -> Bitboard,
+) -> Bitboard {
+    let (color, not_own, sign) = side;
+    let mut all = Bitboard::EMPTY;
+    if pieces.is_empty() {
+        return all;
+    }
+    let table = PST + role.index() * 32;
+    for sq in pieces {
+        sink.add(table + pst_index(sq, color), sign);
+        let squares = reach(sq);
+        all |= squares;
+        sink.add(mobility + (squares & not_own).count() as usize, sign);
+    }
+    sink.add(MATERIAL + role.index(), sign * pieces.count() as i32);
+    all
 }
 
 /// Nominal value (`VALUE`) of the knights, bishops, rooks and queens in `set`.
