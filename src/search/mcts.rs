@@ -541,25 +541,27 @@ impl Searcher {
         // Unvisited children all share the first-play value, so the best of them is the one
         // with the highest prior; it is compared once the first-play value is known.
         let mut unvisited: Option<(f32, NodeId)> = None;
-        for cid in node.child_ids() {
-            let child = self.tree.get(cid);
-            if child.visits > 0 {
-                visited_policy += child.prior;
-            }
-            if shortening && child.proof != Proof::Unknown {
-                continue;
-            }
-            let q = match child.proof {
-                Proof::Loss(d) => 10.0 - f32::from(d) * 0.01,
-                Proof::Win(_) => continue,
-                Proof::Draw => 0.5,
-                Proof::Unknown if child.visits == 0 => {
+        for (cid, child) in node.child_ids().zip(self.tree.children(node)) {
+            // Unproven children first: they are nearly all of them.
+            let q = if child.proof == Proof::Unknown {
+                if child.visits == 0 {
                     if unvisited.is_none_or(|(prior, _)| child.prior > prior) {
                         unvisited = Some((child.prior, cid));
                     }
                     continue;
                 }
-                Proof::Unknown => self.mixed(child),
+                visited_policy += child.prior;
+                self.mixed(child)
+            } else {
+                if child.visits > 0 {
+                    visited_policy += child.prior;
+                }
+                match child.proof {
+                    _ if shortening => continue,
+                    Proof::Loss(d) => 10.0 - f32::from(d) * 0.01,
+                    Proof::Win(_) => continue,
+                    _ => 0.5,
+                }
             };
             let score = q + explore * child.prior / (1.0 + child.visits as f32);
             if score > best_score {

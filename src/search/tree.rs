@@ -171,6 +171,13 @@ impl Tree {
         &self.nodes[id as usize]
     }
 
+    /// The children of `node` (a node of this tree), in id order from `node.first`: one
+    /// bounds check for the whole block rather than one per child.
+    pub fn children(&self, node: &Node) -> &[Node] {
+        let first = node.first as usize;
+        &self.nodes[first..first + usize::from(node.children)]
+    }
+
     /// The node with id `id`, mutably.
     pub fn get_mut(&mut self, id: NodeId) -> &mut Node {
         &mut self.nodes[id as usize]
