@@ -583,87 +583,23 @@ impl Searcher {
     fn backup(&mut self, value: f32) {
         let mut v = value;
         let mut changed = true;
-        // The path node below the current one, as its parent's maximum saw it before this
-        // backup and sees it now.
-        let mut below: Option<Change> = None;
         for i in (0..self.path.len()).rev() {
             let id = self.path[i];
             let node = self.tree.get_mut(id);
-            let old_visits = node.visits;
             node.visits += 1;
             node.q += (v - node.q) / node.visits as f32;
-            let before = (node.minimax, node.proof);
             if changed && node.is_expanded() {
-                match below.and_then(|c| self.quick_refresh(id, c)) {
-                    Some(quick) => changed = quick,
-                    None => {
-                        self.refresh(id);
-                        let node = self.tree.get(id);
-                        changed = before != (node.minimax, node.proof);
-                    }
-                }
+                let before = (node.minimax, node.proof);
+                self.refresh(id);
+                let node = self.tree.get(id);
+                changed = before != (node.minimax, node.proof);
             }
-            let node = self.tree.get(id);
-            below = Some(Change {
-                old: (before.1 == Proof::Unknown).then(|| (old_visits > 0).then_some(before.0)),
-                new: (node.proof == Proof::Unknown).then_some(node.minimax),
-            });
             v = 1.0 - v;
         }
     }
 
-    /// `refresh` of an unproven node when only its child `below` changed, unproven before and
-    /// after, decided without scanning the other children where possible; returns whether the
-    /// node changed, or `None` when a full `refresh` is needed.
-    ///
-    /// The node's minimax is `1 - b` (rounded) for the best child value `b`, and `1 - x` rounds
-    /// monotonically. So a new child value `x` with `1 - x` below the minimax exceeds `b`: it is
-    /// the new maximum (also when no child counted before). With both the old value `o` and `x`
-    /// having `1 - o` and `1 - x` above the minimax, both are below `b`, which another child
-    /// holds: nothing changes. The proof stays unknown: no child is lost for its mover (the node
-    /// would be won) and the changed child is unproven. Debug builds check it against `refresh`.
-    fn quick_refresh(&mut self, id: NodeId, below: Change) -> Option<bool> {
-        let Change {
-            old: Some(old),
-            new: Some(new),
-        } = below
-        else {
-            return None;
-        };
-        let node = *self.tree.get(id);
-        if node.proof != Proof::Unknown {
-            return None;
-        }
-        let candidate = 1.0 - new;
-        let result = if candidate < node.minimax {
-            self.tree.get_mut(id).minimax = candidate;
-            Some(true)
-        } else if candidate > node.minimax && old.is_some_and(|o| 1.0 - o > node.minimax) {
-            Some(false)
-        } else {
-            None
-        };
-        debug_assert!(
-            result.is_none() || {
-                let node = *self.tree.get(id);
-                self.refreshed(id) == (node.minimax, node.proof)
-            },
-            "quick_refresh disagrees with refresh"
-        );
-        result
-    }
-
     /// Recomputes the minimax value and the proof of an expanded node from its children.
     fn refresh(&mut self, id: NodeId) {
-        let (minimax, proof) = self.refreshed(id);
-        let node = self.tree.get_mut(id);
-        node.minimax = minimax;
-        node.proof = proof;
-    }
-
-    /// The minimax value and the proof of an expanded node, computed from its children (the
-    /// minimax stays as it is while no child counts).
-    fn refreshed(&self, id: NodeId) -> (f32, Proof) {
         let node = *self.tree.get(id);
         let mut best: Option<f32> = None;
         let mut win: Option<u16> = None;
@@ -700,7 +636,11 @@ impl Searcher {
             None if all_proven => Proof::Loss(longest_loss),
             None => Proof::Unknown,
         };
-        (best.map_or(node.minimax, |b| 1.0 - b), proof)
+        let node = self.tree.get_mut(id);
+        if let Some(b) = best {
+            node.minimax = 1.0 - b;
+        }
+        node.proof = proof;
     }
 
     /// The child to play from `id`: the shortest proven win; otherwise the most visited move
@@ -988,14 +928,6 @@ impl Searcher {
         }
         false
     }
-}
-
-/// A path node as its parent's `refresh` sees it: `None` if proven, else the value it
-/// contributes to the maximum (`None` while unvisited). `old` is before the backup, `new` after.
-#[derive(Clone, Copy)]
-struct Change {
-    old: Option<Option<f32>>,
-    new: Option<f32>,
 }
 
 /// Time-management memory within one search.
