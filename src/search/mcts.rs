@@ -357,6 +357,10 @@ impl Searcher {
         self.path.push(ROOT);
         self.keys.truncate(base_keys);
         let mut id = ROOT;
+        // Whether an expansion on this path changed its node's value or proof (children that
+        // win or lose at once are created proven): the backup must then carry the change up
+        // even where the new leaf's value leaves a node unchanged.
+        let mut expansion_changed = false;
         let value = loop {
             let node = *self.tree.get(id);
             if let Some(exact) = node.proof.value_for_mover()
@@ -374,6 +378,9 @@ impl Searcher {
                     self.full = true;
                     break node.q;
                 }
+                let expanded = self.tree.get(id);
+                expansion_changed =
+                    (expanded.minimax, expanded.proof) != (node.minimax, node.proof);
             }
             if self.config.params.refines_priors_at(node.visits) {
                 self.refine_priors(id, &pos);
@@ -391,7 +398,7 @@ impl Searcher {
         self.stats.playouts += 1;
         self.stats.depth_sum += u64::from(depth);
         self.stats.max_depth = self.stats.max_depth.max(depth);
-        self.backup(value);
+        self.backup(value, expansion_changed);
     }
 
     /// First visit of a node: terminal checks, then the quiescence evaluation. Returns the value
@@ -580,7 +587,9 @@ impl Searcher {
 
     /// Backs `value` (for the player who moved into the leaf) up the path.
     /// Minimax values and proofs are recomputed only up to the first node they leave unchanged.
-    fn backup(&mut self, value: f32) {
+    /// With `changed_above`, every node of the path is refreshed: a node expanded on the way
+    /// down already holds its new values, so comparing before and after would stop too early.
+    fn backup(&mut self, value: f32, changed_above: bool) {
         let mut v = value;
         let mut changed = true;
         for i in (0..self.path.len()).rev() {
@@ -592,7 +601,7 @@ impl Searcher {
                 let before = (node.minimax, node.proof);
                 self.refresh(id);
                 let node = self.tree.get(id);
-                changed = before != (node.minimax, node.proof);
+                changed = changed_above || before != (node.minimax, node.proof);
             }
             v = 1.0 - v;
         }
@@ -1005,6 +1014,46 @@ mod tests {
                     "{m}: {got} vs {want} at {prior_eval}"
                 );
             }
+        }
+    }
+
+    /// After a search every expanded node holds the minimax value and proof its children give:
+    /// backups carry each change up, including one made by an expansion that finds children
+    /// proven at once (wins, or moves that leave a king blast open).
+    #[test]
+    fn every_node_agrees_with_its_children_after_a_search() {
+        for fen in [
+            "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4",
+            "r6r/1p1k2p1/4Nn1p/pP3p2/Pn3P2/8/2P1p1PP/R1B1K2R w KQ - 3 20",
+            "6k1/5ppp/8/2b5/8/4B3/5PPP/6K1 w - - 0 1",
+        ] {
+            let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
+            let mut searcher = Searcher::new(SearchConfig {
+                hash_mb: 16,
+                ..SearchConfig::default()
+            });
+            let limits = Limits {
+                nodes: Some(4000),
+                ..Limits::default()
+            };
+            searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            let mut checked = 0;
+            for id in 0..searcher.tree.len() as NodeId {
+                let node = *searcher.tree.get(id);
+                if !node.is_expanded() {
+                    continue;
+                }
+                searcher.refresh(id);
+                let fresh = searcher.tree.get(id);
+                assert_eq!(
+                    (fresh.minimax, fresh.proof),
+                    (node.minimax, node.proof),
+                    "{fen}: node {id} ({:?}) is stale",
+                    node.mv
+                );
+                checked += 1;
+            }
+            assert!(checked > 100, "{fen}: only {checked} expanded nodes");
         }
     }
 
