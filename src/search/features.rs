@@ -273,40 +273,31 @@ fn side_features<S: FeatureSink>(
         }
         sink.add(MATERIAL, sign * pawns.count() as i32);
     }
+    // One call per role, so that each role's attack function is inlined into its own loop.
+    macro_rules! role_terms {
+        ($role:expr, $mobility:expr, $reach:expr) => {
+            piece_terms(
+                own & board.by_role($role),
+                $role,
+                $mobility,
+                (color, not_own, sign),
+                sink,
+                $reach,
+            )
+        };
+    }
     let by_role = [
         pawn_attack_set(pawns, color),
-        piece_terms(
-            own & board.by_role(Role::Knight),
-            Role::Knight,
-            MOB_KNIGHT,
-            (color, not_own, sign),
-            sink,
-            attacks::knight_attacks,
-        ),
-        piece_terms(
-            own & board.by_role(Role::Bishop),
-            Role::Bishop,
-            MOB_BISHOP,
-            (color, not_own, sign),
-            sink,
-            |sq| attacks::bishop_attacks(sq, occupied),
-        ),
-        piece_terms(
-            own & board.by_role(Role::Rook),
-            Role::Rook,
-            MOB_ROOK,
-            (color, not_own, sign),
-            sink,
-            |sq| attacks::rook_attacks(sq, occupied),
-        ),
-        piece_terms(
-            own & board.by_role(Role::Queen),
-            Role::Queen,
-            MOB_QUEEN,
-            (color, not_own, sign),
-            sink,
-            |sq| attacks::queen_attacks(sq, occupied),
-        ),
+        role_terms!(Role::Knight, MOB_KNIGHT, attacks::knight_attacks),
+        role_terms!(Role::Bishop, MOB_BISHOP, |sq| attacks::bishop_attacks(
+            sq, occupied
+        )),
+        role_terms!(Role::Rook, MOB_ROOK, |sq| attacks::rook_attacks(
+            sq, occupied
+        )),
+        role_terms!(Role::Queen, MOB_QUEEN, |sq| attacks::queen_attacks(
+            sq, occupied
+        )),
     ];
     if let Some(king) = board.king_of(color) {
         sink.add(PST + Role::King.index() * 32 + pst_index(king, color), sign);
