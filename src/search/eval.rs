@@ -12,6 +12,8 @@ use atomic_chess::{Bitboard, Color, Move, MoveList, Position, Role, Square, atta
 use super::eval_weights::WEIGHTS;
 use super::features;
 use super::params::SearchParams;
+use super::policy::{self, PolicyContext};
+use super::policy_weights;
 
 /// Score of a won position (centipawns), minus the plies to the win.
 pub const MATE: i32 = 32_000;
@@ -22,10 +24,8 @@ pub const MATE_BOUND: i32 = MATE - 1000;
 /// its loss ends the game and is handled separately.
 const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
 
-/// Policy logit of a capture that blows up the enemy king: it dwarfs every other feature.
-const WIN_LOGIT: f32 = 12.0;
-/// Largest static evaluation (centipawns) the policy's evaluation term uses.
-const PRIOR_EVAL_CLAMP: i32 = 1000;
+/// Policy logit of a capture that blows up the enemy king: it dwarfs every other move's.
+const WIN_LOGIT: f32 = 30.0;
 
 fn value(role: Role) -> i32 {
     VALUE[role.index()]
@@ -122,7 +122,7 @@ pub fn any_wins_or_mates_at_once(pos: &Position, moves: &[Move]) -> bool {
 /// Squares where an enemy capture would blow up `color`'s king: our own pieces next to our
 /// king (and the king itself, a check), minus those next to the enemy king too, since a capture
 /// there would blow up both kings and is illegal.
-fn blast_targets(pos: &Position, color: Color) -> Bitboard {
+pub(crate) fn blast_targets(pos: &Position, color: Color) -> Bitboard {
     let board = pos.board();
     let Some(king) = board.king_of(color) else {
         return Bitboard::EMPTY;
@@ -354,14 +354,12 @@ fn insertion_sort_by<T: Copy>(v: &mut [T], is_less: impl Fn(&T, &T) -> bool) {
     }
 }
 
-/// Policy priors for `moves` (same order), from cheap atomic knowledge: captures that blow up
-/// the enemy king ≫ captures by blast balance ≫ blast threats and promotions ≫ quiet moves,
-/// with penalties for moving a piece where it can be blown up.
-///
-/// With `with_eval`, each move's logit also gets `prior_eval` per 100 centipawns of the static
-/// evaluation after it: a one-ply look at material, mobility and the blast threats it makes,
-/// which the hand features miss. It costs a static evaluation per move, so the search applies
-/// it only to nodes that earned `PriorEvalVisits` visits.
+/// Prior probabilities of `moves` (the legal moves of `pos`), written to `out`: the softmax of
+/// the fitted policy's logits ([`super::policy`]) divided by `PolicyTemperature`. A capture that
+/// blows up the enemy king gets a logit above any other move. With `with_eval`, the refined
+/// weights are used, whose last feature is the static evaluation after the move (one
+/// evaluation per move, so the search uses it only for nodes that earned it), scaled by
+/// `PriorEval`.
 pub fn priors(
     pos: &Position,
     moves: &[Move],
@@ -370,87 +368,26 @@ pub fn priors(
     out: &mut Vec<f32>,
 ) {
     out.clear();
-    let board = pos.board();
-    let us = pos.turn();
-    let occupied = board.occupied();
-    let our_king = board.king_of(us);
-    let their_king = board.king_of(!us);
-    // Squares whose capture by us would blow up their king.
-    let targets = blast_targets(pos, !us);
-    let their_non_king = board.by_color(!us) & !board.by_role(Role::King);
-    let our_king_zone = our_king.map_or(Bitboard::EMPTY, attacks::king_attacks);
-    let kings_touch = match (our_king, their_king) {
-        (Some(a), Some(b)) => attacks::king_attacks(a).contains(b),
-        _ => false,
+    let ctx = PolicyContext::new(pos);
+    let weights = if with_eval {
+        &policy_weights::REFINE
+    } else {
+        &policy_weights::EXPAND
     };
+    let eval_weight = params.prior_eval * weights[policy::EVAL];
     let mut max_logit = f32::MIN;
     for &m in moves {
-        let mut logit = 0.0f32;
-        let role = m.promotion().unwrap_or(m.role());
-        let wins = wins_at_once(pos, m);
-        if m.is_capture() {
-            if wins {
-                logit = WIN_LOGIT;
-            } else {
-                let balance = blast_balance(pos, m) as f32 / 100.0;
-                logit = 0.5 + (params.prior_capture * balance).clamp(-3.0, 5.0);
-            }
+        let logit = if wins_at_once(pos, m) {
+            WIN_LOGIT
         } else {
-            let after = (occupied & !m.from().bitboard()) | m.to().bitboard();
-            // A blast threat: after the move the piece attacks a square whose capture blows up
-            // their king.
-            let reach = if role == Role::King {
-                Bitboard::EMPTY
-            } else {
-                piece_attacks(role, us, m.to(), after)
-            };
-            if (reach & targets).any() {
-                logit += params.prior_threat;
+            let mut logit = policy::logit(&ctx, pos, m, weights);
+            if with_eval {
+                let mut child = *pos;
+                child.play_unchecked(m);
+                logit += eval_weight * policy::eval_feature(-static_eval(&child));
             }
-            if their_king.is_some_and(|k| reach.contains(k)) {
-                logit += params.prior_check;
-            }
-            // Moving where the enemy can take: the piece dies unless their cheapest attacker is
-            // worth more; next to our own king it is a blast target.
-            let attackers = pos.attackers_to(m.to(), !us, after) & their_non_king;
-            if attackers.any() && role != Role::King {
-                let cheapest = attackers
-                    .filter_map(|sq| board.piece_at(sq))
-                    .map(|piece| value(piece.role))
-                    .min()
-                    .unwrap_or(0);
-                let loss = (value(role) - cheapest).max(0) as f32 / 950.0;
-                logit -= params.prior_hanging * loss;
-                if our_king_zone.contains(m.to()) && !kings_touch {
-                    logit -= 2.5;
-                }
-            }
-            if role == Role::King && !m.is_castle() {
-                logit -= 0.3;
-                if their_king.is_some_and(|k| attacks::king_attacks(k).contains(m.to())) {
-                    // Touching kings cannot be blown up by each other's captures.
-                    logit += 1.2;
-                }
-            }
-        }
-        match m.promotion() {
-            Some(Role::Queen) => logit += 2.0,
-            Some(Role::Knight) => logit -= 0.5,
-            Some(_) => logit -= 1.5,
-            None => {}
-        }
-        if m.is_castle() {
-            logit += 0.4;
-        }
-        if with_eval && !wins {
-            // A win needs no evaluation: its logit already dwarfs the others.
-            // The static evaluation after the move, from our side: material, mobility, the
-            // blast threats the move creates. Clamped so one term cannot swamp the others.
-            let mut child = *pos;
-            child.play_unchecked(m);
-            let cp = (-static_eval(&child)).clamp(-PRIOR_EVAL_CLAMP, PRIOR_EVAL_CLAMP);
-            logit += params.prior_eval * cp as f32 / 100.0;
-        }
+            logit
+        };
         let logit = logit / params.policy_temperature;
         max_logit = max_logit.max(logit);
         out.push(logit);
@@ -512,7 +449,7 @@ mod tests {
     /// the most likely move is the one whose resulting position evaluates best for the mover.
     #[test]
     fn a_dominant_evaluation_term_ranks_moves_by_the_evaluation_after_them() {
-        for (fen, pos, moves, params) in cases(10.0) {
+        for (fen, pos, moves, params) in cases(1000.0) {
             let mut out = Vec::new();
             priors(&pos, moves.as_slice(), &params, true, &mut out);
             let top = (0..moves.len())
@@ -529,7 +466,7 @@ mod tests {
                 "{fen}: top prior {}",
                 moves.as_slice()[top]
             );
-            // Without the term, the ranking is the hand-made one (and differs here).
+            // Without the term (the expansion's weights), the ranking differs here.
             let mut hand = Vec::new();
             priors(&pos, moves.as_slice(), &params, false, &mut hand);
             assert_ne!(hand, out, "{fen}");

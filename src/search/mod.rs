@@ -19,6 +19,8 @@ pub mod eval_weights;
 pub mod features;
 mod mcts;
 pub mod params;
+pub mod policy;
+pub mod policy_weights;
 pub mod time;
 mod tree;
 

@@ -23,17 +23,8 @@ pub struct SearchParams {
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
     pub qsearch_depth: u32,
-    /// Policy logit per pawn of blast balance of a capture.
-    pub prior_capture: f32,
-    /// Policy logit for a move that attacks a piece next to the enemy king (a blast threat).
-    pub prior_threat: f32,
-    /// Policy logit for a direct check.
-    pub prior_check: f32,
-    /// Policy logit penalty for moving a piece to a square the enemy attacks, per queen value.
-    pub prior_hanging: f32,
-    /// Policy logit per 100 centipawns of the static evaluation after the move (0 = off: the
-    /// priors then use the hand-made features alone). 0.5 measured best (25–50 alike, 100 and
-    /// 200 worse; docs/ENGINE.md).
+    /// Scale of the fitted policy's evaluation term in the refined priors (1 = as fitted,
+    /// 0 = off: no refinement).
     pub prior_eval: f32,
     /// Visits a node needs before its priors are recomputed with the evaluation term (at most
     /// 1: from the expansion on, which costs a static evaluation per child of every node and
@@ -70,16 +61,12 @@ impl Default for SearchParams {
         SearchParams {
             cpuct: 1.3,
             fpu_reduction: 0.25,
-            policy_temperature: 2.0,
+            policy_temperature: 1.0,
             minimax_weight: 0.0,
             minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
-            prior_capture: 0.6,
-            prior_threat: 1.5,
-            prior_check: 1.0,
-            prior_hanging: 1.0,
-            prior_eval: 0.5,
+            prior_eval: 1.0,
             prior_eval_visits: 4,
             random_window: 0.05,
             random_plies: 16,
@@ -145,10 +132,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
-    spec!("PriorCapture", prior_capture, 0, 500, 100.0, f32),
-    spec!("PriorThreat", prior_threat, 0, 1000, 100.0, f32),
-    spec!("PriorCheck", prior_check, 0, 1000, 100.0, f32),
-    spec!("PriorHanging", prior_hanging, 0, 1000, 100.0, f32),
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
     spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
