@@ -11,7 +11,8 @@ pub struct SearchParams {
     /// First-play urgency: an unvisited child is valued at its parent's value minus this times
     /// the square root of the prior mass already visited (Lc0's "reduction" strategy).
     pub fpu_reduction: f32,
-    /// Softmax temperature of the hand-made policy (higher = flatter priors).
+    /// Softmax temperature of the policy (higher = flatter priors). The fitted logits are
+    /// calibrated at 1; the search is strongest with flatter priors (2.0; docs/ENGINE.md).
     pub policy_temperature: f32,
     /// Weight of the implicit minimax value against the Monte-Carlo mean in selection (0..1).
     /// Default 0: every weight tried lost Elo (docs/ENGINE.md); proofs still back up exactly.
@@ -61,7 +62,7 @@ impl Default for SearchParams {
         SearchParams {
             cpuct: 1.3,
             fpu_reduction: 0.25,
-            policy_temperature: 1.0,
+            policy_temperature: 2.0,
             minimax_weight: 0.0,
             minimax_visits: 64,
             eval_scale: 208.0,

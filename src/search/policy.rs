@@ -14,7 +14,7 @@
 //! (`PriorEvalVisits`). A capture that blows up the enemy king is not part of the model: it
 //! gets a fixed logit that dwarfs every other move.
 
-use atomic_chess::{Bitboard, Color, Move, Position, Role, Square, attacks};
+use atomic_chess::{Bitboard, Board, Color, Move, Position, Role, Square, attacks};
 
 use super::eval::{blast_balance, blast_targets, blast_threats};
 
@@ -128,7 +128,6 @@ pub struct PolicyContext {
     their_king: Option<Square>,
     /// Squares whose capture by us would blow up their king.
     targets: Bitboard,
-    their_non_king: Bitboard,
     /// Enemy pieces worth attacking: neither pawns nor the king.
     their_pieces: Bitboard,
     our_king_zone: Bitboard,
@@ -149,18 +148,27 @@ impl PolicyContext {
         let our_king = board.king_of(us);
         let their_king = board.king_of(!us);
         let their_non_king = board.by_color(!us) & !board.by_role(Role::King);
-        let mut their_attacks = Bitboard::EMPTY;
-        for sq in board.by_color(!us) {
-            if let Some(piece) = board.piece_at(sq) {
-                their_attacks |= piece_attacks(piece.role, !us, sq, occupied);
-            }
+        let them = board.by_color(!us);
+        let diagonal = them & (board.by_role(Role::Bishop) | board.by_role(Role::Queen));
+        let straight = them & (board.by_role(Role::Rook) | board.by_role(Role::Queen));
+        let mut their_attacks = their_king.map_or(Bitboard::EMPTY, attacks::king_attacks);
+        for sq in them & board.by_role(Role::Pawn) {
+            their_attacks |= attacks::pawn_attacks(!us, sq);
+        }
+        for sq in them & board.by_role(Role::Knight) {
+            their_attacks |= attacks::knight_attacks(sq);
+        }
+        for sq in diagonal {
+            their_attacks |= attacks::bishop_attacks(sq, occupied);
+        }
+        for sq in straight {
+            their_attacks |= attacks::rook_attacks(sq, occupied);
         }
         PolicyContext {
             us,
             occupied,
             their_king,
             targets: blast_targets(pos, !us),
-            their_non_king,
             their_pieces: their_non_king & !board.by_role(Role::Pawn),
             our_king_zone: our_king.map_or(Bitboard::EMPTY, attacks::king_attacks),
             their_king_zone: their_king.map_or(Bitboard::EMPTY, attacks::king_attacks),
@@ -196,6 +204,21 @@ fn table_index(color: Color, sq: Square) -> usize {
     } as usize;
     let file = sq.file() as usize;
     rank * 4 + file.min(7 - file)
+}
+
+/// Value of the cheapest non-king piece among `attackers`.
+#[inline]
+fn cheapest_attacker(board: &Board, attackers: Bitboard) -> Option<i32> {
+    [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+    ]
+    .into_iter()
+    .find(|&role| (attackers & board.by_role(role)).any())
+    .map(|role| VALUE[role.index()])
 }
 
 fn king_distance(a: Square, b: Square) -> usize {
@@ -270,10 +293,7 @@ pub fn move_features<S: PolicySink>(ctx: &PolicyContext, pos: &Position, m: Move
             // Only a square the enemy attacks now, or one behind the vacated square (whose
             // attacker then attacks `from`), can be attacked after the move.
             if (ctx.their_attacks.contains(to) || ctx.their_attacks.contains(from))
-                && let Some(cheapest) = (pos.attackers_to(to, !us, after) & ctx.their_non_king)
-                    .filter_map(|sq| board.piece_at(sq))
-                    .map(|piece| VALUE[piece.role.index()])
-                    .min()
+                && let Some(cheapest) = cheapest_attacker(board, pos.attackers_to(to, !us, after))
             {
                 let loss = (VALUE[role.index()] - cheapest).max(0) / 100;
                 sink.add(HANGING + loss.min(9) as usize, 1.0);
