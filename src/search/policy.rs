@@ -341,7 +341,11 @@ mod tests {
     /// Mean cross-entropy and top-1 share of the engine's priors on rows the fit held out
     /// (every tenth block of 64 rows) among the first `rows`.
     fn held_out_fit(rows: usize, with_eval: bool) -> (f64, f64, usize) {
-        let params = SearchParams::default();
+        // At the temperature the weights were fitted at.
+        let params = SearchParams {
+            policy_temperature: 1.0,
+            ..SearchParams::default()
+        };
         let (mut loss, mut hits, mut n) = (0.0, 0, 0);
         let mut out = Vec::new();
         for (row, line) in DATA.lines().take(rows).enumerate() {
