@@ -22,7 +22,7 @@ pub const MATE_BOUND: i32 = MATE - 1000;
 
 /// Material values in centipawns, indexed by `Role::index()`. The king's value is irrelevant:
 /// its loss ends the game and is handled separately.
-const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
+pub(crate) const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
 
 /// Policy logit of a capture that blows up the enemy king: it dwarfs every other move's.
 const WIN_LOGIT: f32 = 30.0;
@@ -32,7 +32,7 @@ fn value(role: Role) -> i32 {
 }
 
 #[inline]
-fn piece_attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
+pub(crate) fn piece_attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
     match role {
         Role::Pawn => attacks::pawn_attacks(color, sq),
         Role::Knight => attacks::knight_attacks(sq),

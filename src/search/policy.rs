@@ -16,7 +16,7 @@
 
 use atomic_chess::{Bitboard, Board, Color, Move, Position, Role, Square, attacks};
 
-use super::eval::{blast_balance, blast_targets, blast_threats};
+use super::eval::{VALUE, blast_balance, blast_targets, blast_threats, piece_attacks};
 
 /// Captures: the blast balance (enemy material destroyed minus ours) in pawns, rounded and
 /// clamped to −10..=10, one entry per value.
@@ -99,9 +99,6 @@ pub const GROUPS: [(&str, usize); 21] = [
 /// decided by other means (a won or lost position).
 pub const EVAL_CLAMP: i32 = 1000;
 
-/// Material values in centipawns (pawn..king), as the blast balance counts them.
-const VALUE: [i32; 6] = [100, 300, 320, 480, 950, 0];
-
 /// Receives the features of a move: `value` more of feature `index`.
 pub trait PolicySink {
     /// Adds `value` of feature `index`.
@@ -179,18 +176,6 @@ impl PolicyContext {
             their_attacks,
             threatened: blast_threats(pos, us) > 0,
         }
-    }
-}
-
-#[inline]
-fn piece_attacks(role: Role, color: Color, sq: Square, occupied: Bitboard) -> Bitboard {
-    match role {
-        Role::Pawn => attacks::pawn_attacks(color, sq),
-        Role::Knight => attacks::knight_attacks(sq),
-        Role::Bishop => attacks::bishop_attacks(sq, occupied),
-        Role::Rook => attacks::rook_attacks(sq, occupied),
-        Role::Queen => attacks::queen_attacks(sq, occupied),
-        Role::King => attacks::king_attacks(sq),
     }
 }
 
