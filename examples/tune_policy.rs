@@ -18,7 +18,7 @@
 //! Options: `--epochs N` (600), `--l2 X` (1e-5), `--rate X` (0.05). Deterministic.
 
 use atomic_bot::search::SearchParams;
-use atomic_bot::search::eval::{priors, static_eval, wins_at_once};
+use atomic_bot::search::eval::{Priors, priors, static_eval, wins_at_once};
 use atomic_bot::search::policy::{
     self, EVAL, FEATURES, GROUPS, PolicyContext, PolicySink, eval_feature,
 };
@@ -88,9 +88,9 @@ fn load(path: &str) -> Result<Data, String> {
                 .push((EVAL as u16, eval_feature(-static_eval(&child))));
             data.moves.push((start, data.entries.len() as u32));
         }
-        let mut reference = Vec::new();
+        let mut reference = Priors::default();
         priors(&pos, moves.as_slice(), &params, true, &mut reference);
-        data.reference.push(reference);
+        data.reference.push(reference.probs);
         data.samples.push(Sample {
             first,
             count: moves.len(),

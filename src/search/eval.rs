@@ -365,10 +365,12 @@ pub fn priors(
     moves: &[Move],
     params: &SearchParams,
     with_eval: bool,
-    out: &mut Vec<f32>,
+    out: &mut Priors,
 ) {
-    out.clear();
+    out.probs.clear();
+    out.leaves_threat.clear();
     let ctx = PolicyContext::new(pos);
+    out.threatened = ctx.threatened();
     let weights = if with_eval {
         &policy_weights::REFINE
     } else {
@@ -377,30 +379,55 @@ pub fn priors(
     let eval_weight = params.prior_eval * weights[policy::EVAL];
     let mut max_logit = f32::MIN;
     for &m in moves {
-        let logit = if wins_at_once(pos, m) {
-            WIN_LOGIT
+        let (logit, leaves_threat) = if wins_at_once(pos, m) {
+            (WIN_LOGIT, false)
         } else {
-            let mut logit = policy::logit(&ctx, pos, m, weights);
+            let (mut logit, leaves_threat) = policy::logit(&ctx, pos, m, weights);
             if with_eval {
                 let mut child = *pos;
                 child.play_unchecked(m);
                 logit += eval_weight * policy::eval_feature(-static_eval(&child));
             }
-            logit
+            (logit, leaves_threat)
         };
+        if out.threatened {
+            out.leaves_threat.push(leaves_threat);
+        }
         let logit = logit / params.policy_temperature;
         max_logit = max_logit.max(logit);
-        out.push(logit);
+        out.probs.push(logit);
     }
     let mut sum = 0.0;
-    for p in out.iter_mut() {
+    for p in out.probs.iter_mut() {
         *p = (*p - max_logit).exp();
         sum += *p;
     }
     if sum > 0.0 {
-        for p in out.iter_mut() {
+        for p in out.probs.iter_mut() {
             *p /= sum;
         }
+    }
+}
+
+/// The priors of a position's moves ([`priors`]), with what computing them found out about
+/// blast threats: the search needs it to create proven children, and computing it once (it
+/// plays every move) is cheaper than twice.
+#[derive(Debug, Clone, Default)]
+pub struct Priors {
+    /// One probability per move, in the order of the moves.
+    pub probs: Vec<f32>,
+    /// The side to move is under a blast threat (a capture would blow up its king).
+    pub threatened: bool,
+    /// When `threatened`: per move, whether a blast threat is still open after it (such a
+    /// move loses at once; a king-exploding capture counts as parrying). Empty otherwise.
+    pub leaves_threat: Vec<bool>,
+}
+
+impl std::ops::Deref for Priors {
+    type Target = [f32];
+
+    fn deref(&self) -> &[f32] {
+        &self.probs
     }
 }
 
@@ -435,7 +462,7 @@ mod tests {
     fn priors_are_a_distribution_with_and_without_the_evaluation() {
         for (fen, pos, moves, params) in cases(0.5) {
             for with_eval in [false, true] {
-                let mut out = Vec::new();
+                let mut out = Priors::default();
                 priors(&pos, moves.as_slice(), &params, with_eval, &mut out);
                 assert_eq!(out.len(), moves.len());
                 let sum: f32 = out.iter().sum();
@@ -450,7 +477,7 @@ mod tests {
     #[test]
     fn a_dominant_evaluation_term_ranks_moves_by_the_evaluation_after_them() {
         for (fen, pos, moves, params) in cases(1000.0) {
-            let mut out = Vec::new();
+            let mut out = Priors::default();
             priors(&pos, moves.as_slice(), &params, true, &mut out);
             let top = (0..moves.len())
                 .max_by(|&a, &b| out[a].total_cmp(&out[b]))
@@ -467,9 +494,9 @@ mod tests {
                 moves.as_slice()[top]
             );
             // Without the term (the expansion's weights), the ranking differs here.
-            let mut hand = Vec::new();
+            let mut hand = Priors::default();
             priors(&pos, moves.as_slice(), &params, false, &mut hand);
-            assert_ne!(hand, out, "{fen}");
+            assert_ne!(hand.probs, out.probs, "{fen}");
         }
     }
 }

@@ -64,7 +64,7 @@ pub struct Searcher {
     // Scratch buffers, kept to avoid allocations in the playout loop.
     path: Vec<NodeId>,
     keys: Vec<u64>,
-    priors: Vec<f32>,
+    priors: eval::Priors,
     /// Scratch list of a node's child moves, for `refine_priors`.
     refine_moves: Vec<Move>,
     children: Vec<Node>,
@@ -85,7 +85,7 @@ impl Searcher {
             unprunable: false,
             path: Vec::new(),
             keys: Vec::new(),
-            priors: Vec::new(),
+            priors: eval::Priors::default(),
             refine_moves: Vec::new(),
             children: Vec::new(),
         }
@@ -474,7 +474,8 @@ impl Searcher {
             .collect();
         order.sort_unstable();
         // Under a blast threat, a move that leaves one open loses at once: create it proven.
-        let threatened = eval::blast_threats(pos, pos.turn()) > 0;
+        // The priors found out which moves do (their features include it).
+        let threatened = self.priors.threatened;
         let checks = eval::check_squares(pos);
         for &key in &order {
             let i = (key & 0xff) as usize;
@@ -485,13 +486,9 @@ impl Searcher {
             {
                 child.proof = Proof::Loss(0);
                 child.minimax = 1.0;
-            } else if threatened {
-                let mut next = *pos;
-                next.play_unchecked(m);
-                if eval::blast_threats(&next, pos.turn()) > 0 {
-                    child.proof = Proof::Win(1);
-                    child.minimax = 0.0;
-                }
+            } else if threatened && self.priors.leaves_threat[i] {
+                child.proof = Proof::Win(1);
+                child.minimax = 0.0;
             }
             self.children.push(child);
         }
@@ -519,7 +516,7 @@ impl Searcher {
             true,
             &mut self.priors,
         );
-        for (cid, &prior) in node.child_ids().zip(&self.priors) {
+        for (cid, &prior) in node.child_ids().zip(self.priors.iter()) {
             self.tree.get_mut(cid).prior = prior;
         }
     }
@@ -1006,9 +1003,9 @@ mod tests {
             searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
             let children = root_priors(&searcher);
             let moves: Vec<Move> = children.iter().map(|&(m, _)| m).collect();
-            let mut expected = Vec::new();
+            let mut expected = eval::Priors::default();
             eval::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
-            for (&(m, got), want) in children.iter().zip(expected) {
+            for (&(m, got), &want) in children.iter().zip(expected.iter()) {
                 assert!(
                     (got - want).abs() < 1e-6,
                     "{m}: {got} vs {want} at {prior_eval}"

@@ -177,6 +177,11 @@ impl PolicyContext {
             threatened: blast_threats(pos, us) > 0,
         }
     }
+
+    /// Our king is under a blast threat.
+    pub fn threatened(&self) -> bool {
+        self.threatened
+    }
 }
 
 /// Index of `sq` in a 32-entry piece-square table of `color`: seen from its own side, files
@@ -213,8 +218,14 @@ fn king_distance(a: Square, b: Square) -> usize {
 }
 
 /// The features of the legal move `m` of `pos` (not a capture that blows up the enemy king),
-/// without the evaluation feature.
-pub fn move_features<S: PolicySink>(ctx: &PolicyContext, pos: &Position, m: Move, sink: &mut S) {
+/// without the evaluation feature. Returns whether a blast threat against our king is open
+/// after the move, found out (by playing it) only when one is open before it, else false.
+pub fn move_features<S: PolicySink>(
+    ctx: &PolicyContext,
+    pos: &Position,
+    m: Move,
+    sink: &mut S,
+) -> bool {
     let board = pos.board();
     let us = ctx.us;
     let moved = m.role();
@@ -288,15 +299,14 @@ pub fn move_features<S: PolicySink>(ctx: &PolicyContext, pos: &Position, m: Move
             }
         }
     }
-    if ctx.threatened {
-        let mut next = *pos;
-        next.play_unchecked(m);
-        if blast_threats(&next, us) == 0 {
-            sink.add(PARRIES, 1.0);
-        } else {
-            sink.add(IGNORES_THREAT, 1.0);
-        }
+    if !ctx.threatened {
+        return false;
     }
+    let mut next = *pos;
+    next.play_unchecked(m);
+    let open = blast_threats(&next, us) > 0;
+    sink.add(if open { IGNORES_THREAT } else { PARRIES }, 1.0);
+    open
 }
 
 /// The evaluation feature's value for a static evaluation of `cp` centipawns after the move
@@ -306,12 +316,18 @@ pub fn eval_feature(cp: i32) -> f32 {
     cp.clamp(-EVAL_CLAMP, EVAL_CLAMP) as f32 / 100.0
 }
 
-/// The logit of move `m` under `weights`, without the evaluation feature.
+/// The logit of move `m` under `weights`, without the evaluation feature, and whether the move
+/// leaves a blast threat open (see [`move_features`]).
 #[inline]
-pub fn logit(ctx: &PolicyContext, pos: &Position, m: Move, weights: &[f32; FEATURES]) -> f32 {
+pub fn logit(
+    ctx: &PolicyContext,
+    pos: &Position,
+    m: Move,
+    weights: &[f32; FEATURES],
+) -> (f32, bool) {
     let mut sink = Logit { weights, sum: 0.0 };
-    move_features(ctx, pos, m, &mut sink);
-    sink.sum
+    let open = move_features(ctx, pos, m, &mut sink);
+    (sink.sum, open)
 }
 
 #[cfg(test)]
@@ -332,7 +348,7 @@ mod tests {
             ..SearchParams::default()
         };
         let (mut loss, mut hits, mut n) = (0.0, 0, 0);
-        let mut out = Vec::new();
+        let mut out = crate::search::eval::Priors::default();
         for (row, line) in DATA.lines().take(rows).enumerate() {
             if (row / 64) % 10 != 9 {
                 continue;
@@ -391,11 +407,20 @@ mod tests {
                     continue;
                 }
                 let mut recorder = Recorder(Vec::new());
-                move_features(&ctx, &pos, m, &mut recorder);
+                let open = move_features(&ctx, &pos, m, &mut recorder);
+                let mut next = pos;
+                next.play_unchecked(m);
+                let threatened = blast_threats(&pos, pos.turn()) > 0;
+                assert_eq!(ctx.threatened(), threatened, "{fen}");
+                assert_eq!(
+                    open,
+                    threatened && blast_threats(&next, pos.turn()) > 0,
+                    "{fen} {m}"
+                );
                 assert!(recorder.0.iter().all(|&(i, _)| i < EVAL), "{fen} {m}");
                 let sum: f32 = recorder.0.iter().map(|&(i, v)| weights[i] * v).sum();
                 assert!(
-                    (sum - logit(&ctx, &pos, m, weights)).abs() < 1e-4,
+                    (sum - logit(&ctx, &pos, m, weights).0).abs() < 1e-4,
                     "{fen} {m}"
                 );
             }
