@@ -22,7 +22,9 @@
 
 use atomic_bot::search::SearchParams;
 use atomic_bot::search::eval::QStats;
-use atomic_bot::search::eval::{MATE, MATE_BOUND, qsearch_root, quiescence_moves, wins_at_once};
+use atomic_bot::search::eval::{
+    MATE, MATE_BOUND, lone_unit_draw, qsearch_root, quiescence_moves, wins_at_once,
+};
 use atomic_bot::search::eval_weights::WEIGHTS;
 use atomic_bot::search::features::{
     self, FEATURES, FeatureSink, GROUPS, MATERIAL, MAX_PHASE, STM_TEMPO, WEIGHT_SCALE, Weights,
@@ -222,6 +224,16 @@ fn leaf_search(
 
 type Found = (i32, Option<(Position, u32)>);
 
+/// The engine's static evaluation under weights `w`: the linear model, except that a lone
+/// unit against a bare king is a draw (`eval::static_eval`).
+fn evaluate(pos: &Position, w: &Weights) -> i32 {
+    if lone_unit_draw(pos) {
+        0
+    } else {
+        features::evaluate(pos, w)
+    }
+}
+
 fn qs(pos: &Position, alpha: i32, beta: i32, depth: u32, ply: u32, w: &Weights) -> Found {
     let mut moves = MoveList::new();
     let in_check = pos.is_check();
@@ -231,7 +243,7 @@ fn qs(pos: &Position, alpha: i32, beta: i32, depth: u32, ply: u32, w: &Weights) 
         pos.noisy_moves_into(&mut moves);
         if moves.is_empty() {
             return if pos.has_legal_moves() {
-                (features::evaluate(pos, w), Some((*pos, ply)))
+                (evaluate(pos, w), Some((*pos, ply)))
             } else {
                 (0, None)
             };
@@ -262,14 +274,14 @@ fn qs_moves(
     }
     let mut best: Found = (-MATE + ply as i32, None);
     if !in_check {
-        let stand = features::evaluate(pos, w);
+        let stand = evaluate(pos, w);
         if stand >= beta || depth == 0 {
             return (stand, Some((*pos, ply)));
         }
         alpha = alpha.max(stand);
         best = (stand, Some((*pos, ply)));
     } else if depth == 0 {
-        return (features::evaluate(pos, w), Some((*pos, ply)));
+        return (evaluate(pos, w), Some((*pos, ply)));
     }
     let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
@@ -295,6 +307,8 @@ fn leaves_of(samples: &[Sample], weights: &Weights, params: &SearchParams) -> Ve
         .iter()
         .map(|s| {
             let (score, leaf) = leaf_search(&s.pos, weights, params);
+            // A lone unit against a bare king is valued 0 by the engine whatever the weights.
+            let leaf = leaf.filter(|(pos, _)| !lone_unit_draw(pos));
             let Some((pos, same_side)) = leaf else {
                 let fixed = if score >= MATE_BOUND {
                     0.98
