@@ -4,8 +4,9 @@
 Reads the output of `examples/eval_csv.rs` (rows `fen,score_stm_cp,quiet,result_white,static,
 quiescence`, no header) and prints, per file:
 
-* the mean squared error between win probabilities, `sigmoid(cp / 400)` of FSF's score and of
-  the quiescence value (400 cp is about the scale `tune_eval` fits);
+* the mean squared error between win probabilities: `sigmoid(cp / 400)` of FSF's score (400 cp
+  is about the scale K that `tune_eval` fits to the results) against `sigmoid(cp / 208)` of the
+  quiescence value (208 is `EvalScale`, the scale the search and the tuner map it with);
 * the correlation of the two scores over level positions only (|FSF| < 300 cp), overall and
   by move number. The squared error is dominated by decided positions (mates, a piece up); the
   correlation on level positions measures what decides most moves: which of two near-equal
@@ -20,8 +21,12 @@ import sys
 BUCKETS = [(1, 12), (12, 20), (20, 30), (30, 1000)]
 
 
-def sigmoid(cp):
-    return 1.0 / (1.0 + math.exp(-max(-4000.0, min(4000.0, cp)) / 400.0))
+FSF_SCALE = 400.0
+EVAL_SCALE = 208.0
+
+
+def sigmoid(cp, scale):
+    return 1.0 / (1.0 + math.exp(-max(-4000.0, min(4000.0, cp)) / scale))
 
 
 def correlation(pairs):
@@ -47,7 +52,7 @@ def report(path):
                 move = int(fields[0].split()[5])
             except (IndexError, ValueError):
                 sys.exit(f"{path}:{number}: expected eval_csv output, got {line.strip()!r}")
-            squared += (sigmoid(fsf) - sigmoid(ours)) ** 2
+            squared += (sigmoid(fsf, FSF_SCALE) - sigmoid(ours, EVAL_SCALE)) ** 2
             rows += 1
             if abs(fsf) < 300:
                 for lo, hi in BUCKETS:
