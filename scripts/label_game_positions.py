@@ -79,14 +79,23 @@ def init(engine, nodes):
     NODES = nodes
 
 
-def label(row):
-    fen, result = row
+def fresh_search(fen):
+    """FSF's score (side to move, cp) and best move from a fresh search of the bare FEN, or
+    None when it reported no score. Runs in a worker set up by `init`."""
     ENGINE.newgame()
     best, infos = ENGINE.search("position fen " + fen, f"nodes {NODES}")
     info = final_score(infos)
     if info is None:
         return None
-    cp = score_to_cp(info.kind, info.value)
+    return score_to_cp(info.kind, info.value), best
+
+
+def label(row):
+    fen, result = row
+    searched = fresh_search(fen)
+    if searched is None:
+        return None
+    cp, best = searched
     quiet = is_quiet(chess.variant.AtomicBoard(fen))
     return f"{fen},{cp},{quiet},{result}", (f"{fen},{best}" if best else None)
 

@@ -14,7 +14,7 @@ FSF's score alone.
     python3 scripts/perturb_positions.py games.csv --engine /tmp/fsf/fairy-stockfish \
         --count 40000 --out perturbed.csv
 
-Needs python-chess 1.11.2 and ../shared/tools/fsf_uci.py. Deterministic for fixed inputs.
+Needs python-chess 1.11.2, ../shared/tools/fsf_uci.py and label_game_positions.py beside it. Deterministic for fixed inputs.
 """
 import argparse
 import math
@@ -26,12 +26,8 @@ import sys
 import chess
 import chess.variant
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "shared", "tools"))
-from fsf_uci import Engine, final_score, score_to_cp  # noqa: E402
-
-ENGINE = None
-NODES = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from label_game_positions import fresh_search, init, is_quiet  # noqa: E402
 
 
 def opponent_wins_at_once(board):
@@ -65,25 +61,16 @@ def perturbed(rows, count, rng):
     return out
 
 
-def init(engine, nodes):
-    global ENGINE, NODES
-    ENGINE = Engine(engine, {"UCI_Variant": "atomic", "Threads": 1, "Hash": 16})
-    NODES = nodes
-
-
 def label(fen):
-    ENGINE.newgame()
-    _, infos = ENGINE.search("position fen " + fen, f"nodes {NODES}")
-    info = final_score(infos)
-    if info is None:
+    searched = fresh_search(fen)
+    if searched is None:
         return None
-    cp = score_to_cp(info.kind, info.value)
+    cp = searched[0]
     board = chess.variant.AtomicBoard(fen)
-    quiet = 0 if board.is_check() or any(board.is_capture(m) for m in board.legal_moves) else 1
     white = 1.0 / (1.0 + math.exp(-max(-2000, min(2000, cp)) / 400.0))
     if board.turn == chess.BLACK:
         white = 1.0 - white
-    return f"{fen},{cp},{quiet},{white:.4f}"
+    return f"{fen},{cp},{is_quiet(board)},{white:.4f}"
 
 
 def main():
