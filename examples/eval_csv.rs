@@ -2,10 +2,11 @@
 //! Fairy-Stockfish's scores (`scripts/eval_agreement.py`).
 //!
 //! Reads a CSV whose first column is a FEN and whose first line is a header (`labelled.csv`,
-//! `data/eval-games-fsf20k.csv.gz` unpacked) and prints every data row followed by two columns: the static
-//! evaluation and the leaf quiescence search's value, both in centipawns from the side to
-//! move's view, with the compiled-in weights and default search parameters. A row whose FEN
-//! does not parse is reported on standard error and skipped.
+//! `data/eval-games-fsf20k.csv.gz` unpacked) and prints every data row followed by two
+//! columns: the static evaluation and the leaf quiescence search's value, both in centipawns
+//! from the side to move's view, with the compiled-in weights and default search parameters
+//! (0 for a position without moves; the labelled files hold none). A row whose FEN does not
+//! parse is reported on standard error and skipped.
 //!
 //! ```sh
 //! cargo run --profile tune --example eval_csv -- ../shared/atomic/labelled.csv > evals.csv

@@ -9,8 +9,8 @@
 //! of each position is found with the current weights, the weights are fitted on the leaves'
 //! features by full-batch gradient descent (Adam), and that repeats `--iterations` times.
 //! A leaf of two kings and one other unit gets the engine's fixed draw value
-//! (`eval::lone_unit_draw`) and no gradient. Rows are split into blocks of 64 consecutive rows (a game's positions are consecutive);
-//! every tenth block is held out and only reported.
+//! (`eval::lone_unit_draw`) and no gradient. Rows are split into blocks of 64 consecutive
+//! rows (a game's positions are consecutive); every tenth block is held out and only reported.
 //!
 //! ```sh
 //! cargo run --profile tune --example tune_eval -- ../shared/atomic/labelled.csv \

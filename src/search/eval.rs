@@ -181,9 +181,10 @@ pub fn static_eval(pos: &Position) -> i32 {
 /// be blown up (no piece of its own stands next to it to capture) and cannot be checked while
 /// it touches the enemy king, so it walks next to that king and stays there: king and queen
 /// (or rook, or a pawn that promotes) against a bare king is a draw, and king and minor piece
-/// is insufficient material. Fairy-Stockfish scores 2 134 of the 2 179 such positions among
-/// its labels of our games as level (docs/ENGINE.md, "Session 7"); the search still finds a
-/// mate that exists, as a terminal position, before any evaluation.
+/// is insufficient material. Of the 2 179 king-and-queen-against-king positions in
+/// `labelled.csv` and `data/eval-games-fsf20k.csv.gz`, Fairy-Stockfish scores 2 134 within
+/// three pawns of level (docs/ENGINE.md, "Session 7"). The search still finds a mate that
+/// exists, as a terminal position, before any evaluation.
 pub fn lone_unit_draw(pos: &Position) -> bool {
     let board = pos.board();
     board.occupied().count() == 3
