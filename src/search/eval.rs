@@ -240,6 +240,19 @@ pub fn qsearch_root(
     )
 }
 
+/// The quiescence search of `pos` within the window `(alpha, beta)`, `ply` plies from the
+/// root of a tree search (mate scores count from there).
+pub fn qsearch_window(
+    pos: &Position,
+    alpha: i32,
+    beta: i32,
+    ply: u32,
+    params: &SearchParams,
+    stats: &mut QStats,
+) -> i32 {
+    qsearch(pos, alpha, beta, params.qsearch_depth, ply, params, stats)
+}
+
 fn qsearch(
     pos: &Position,
     alpha: i32,

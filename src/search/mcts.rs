@@ -68,6 +68,8 @@ pub struct Searcher {
     /// Scratch list of a node's child moves, for `refine_priors`.
     refine_moves: Vec<Move>,
     children: Vec<Node>,
+    /// The alpha-beta experiment's searcher (`AlphaBeta` option), made on first use.
+    ab: Option<super::alphabeta::AlphaBeta>,
 }
 
 impl Searcher {
@@ -88,6 +90,7 @@ impl Searcher {
             priors: eval::Priors::default(),
             refine_moves: Vec::new(),
             children: Vec::new(),
+            ab: None,
         }
     }
 
@@ -95,6 +98,7 @@ impl Searcher {
     pub fn set_config(&mut self, config: SearchConfig) {
         if config.hash_mb != self.config.hash_mb {
             self.tree.resize(config.hash_mb);
+            self.ab = None;
             self.root_pos = None;
         }
         if config.params != self.config.params {
@@ -118,6 +122,9 @@ impl Searcher {
 
     /// Forgets the tree (a new game).
     pub fn clear(&mut self) {
+        if let Some(ab) = self.ab.as_mut() {
+            ab.clear();
+        }
         self.tree.clear();
         self.root_pos = None;
         self.rng = self.config.seed;
@@ -142,6 +149,19 @@ impl Searcher {
         stop: &AtomicBool,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
+        if self.config.params.alphabeta > 0 {
+            let hash_mb = self.config.hash_mb;
+            let ab = self
+                .ab
+                .get_or_insert_with(|| super::alphabeta::AlphaBeta::new(hash_mb));
+            let result = ab.search(game, limits, stop, &self.config.params, on_info);
+            self.stats = SearchStats {
+                playouts: ab.nodes(),
+                positions: ab.nodes(),
+                ..SearchStats::default()
+            };
+            return result;
+        }
         let start = Instant::now();
         let root_pos = *game.position();
         self.stats = SearchStats::default();
@@ -415,7 +435,23 @@ impl Searcher {
             node.minimax = exact;
             return exact;
         }
-        let cp = eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats);
+        let cp = if self.config.params.leaf_depth > 0 {
+            let hash_mb = self.config.hash_mb;
+            let ab = self
+                .ab
+                .get_or_insert_with(|| super::alphabeta::AlphaBeta::new(hash_mb / 2));
+            let before = ab.nodes();
+            let cp = ab.value(
+                pos,
+                &self.keys,
+                self.config.params.leaf_depth as i32,
+                &self.config.params,
+            );
+            self.qstats.nodes += ab.nodes() - before;
+            cp
+        } else {
+            eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats)
+        };
         let value = 1.0 - eval::win_probability(cp, self.config.params.eval_scale);
         self.tree.get_mut(id).minimax = value;
         value

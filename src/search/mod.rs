@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use atomic_chess::Move;
 
+pub mod alphabeta;
 pub mod eval;
 pub mod eval_weights;
 pub mod features;

@@ -288,6 +288,23 @@ impl Position {
         self.zobrist ^= zobrist::piece(p.color, p.role, sq);
     }
 
+    /// The position with the move passed to the other side (a "null move", for search
+    /// heuristics): no en-passant square, the fifty-move clock advanced. Not a legal move of
+    /// the game; meaningless when the side to move is in check.
+    pub fn null_move(&self) -> Position {
+        let mut next = *self;
+        if let Some(ep) = next.ep.take() {
+            next.zobrist ^= zobrist::ep_file(ep);
+        }
+        next.halfmove = next.halfmove.saturating_add(1);
+        if next.turn == Color::Black {
+            next.fullmove = next.fullmove.saturating_add(1);
+        }
+        next.turn = !next.turn;
+        next.zobrist ^= zobrist::black_to_move();
+        next
+    }
+
     /// Plays `m`, which must be legal here (from [`Position::legal_moves`] or checked
     /// with [`Position::is_legal`]); an illegal move leaves an unspecified but
     /// memory-safe position.
