@@ -20,7 +20,8 @@ use atomic_chess::{Color, Game, Move, MoveList, Position};
 
 use super::eval::{self, QStats};
 use super::tree::{Node, NodeId, Proof, ROOT, Tree};
-use super::{Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
+use super::alphabeta::AlphaBeta;
+use super::{Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
 
 /// Interval between periodic `info` reports.
 const INFO_INTERVAL: Duration = Duration::from_secs(1);
@@ -69,7 +70,7 @@ pub struct Searcher {
     refine_moves: Vec<Move>,
     children: Vec<Node>,
     /// The alpha-beta experiment's searcher (`AlphaBeta` option), made on first use.
-    ab: Option<super::alphabeta::AlphaBeta>,
+    ab: Option<AlphaBeta>,
 }
 
 impl Searcher {
@@ -149,18 +150,8 @@ impl Searcher {
         stop: &AtomicBool,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        if self.config.params.alphabeta > 0 {
-            let hash_mb = self.config.hash_mb;
-            let ab = self
-                .ab
-                .get_or_insert_with(|| super::alphabeta::AlphaBeta::new(hash_mb));
-            let result = ab.search(game, limits, stop, &self.config.params, on_info);
-            self.stats = SearchStats {
-                playouts: ab.nodes(),
-                positions: ab.nodes(),
-                ..SearchStats::default()
-            };
-            return result;
+        if self.config.algorithm == Algorithm::AlphaBeta {
+            return self.search_alphabeta(game, limits, stop, on_info);
         }
         let start = Instant::now();
         let root_pos = *game.position();
@@ -267,6 +258,40 @@ impl Searcher {
             self.playout(&root_pos, base_keys);
         }
         self.finish(start, on_info, randomize)
+    }
+
+    /// The search of [`Algorithm::AlphaBeta`]: the table lives as long as the searcher.
+    fn search_alphabeta(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        let pos = game.position();
+        let ply = (pos.fullmove_number().saturating_sub(1)) * 2
+            + u32::from(pos.turn() == Color::Black);
+        let random = (self.config.randomize && ply < self.config.params.random_plies)
+            .then(|| self.next_random());
+        let hash_mb = self.config.hash_mb;
+        let ab = self.ab.get_or_insert_with(|| AlphaBeta::new(hash_mb));
+        let result = ab.search(
+            game,
+            limits,
+            stop,
+            &self.config.params,
+            self.multipv,
+            random,
+            on_info,
+        );
+        self.stats = SearchStats {
+            playouts: ab.nodes(),
+            positions: ab.nodes(),
+            depth_sum: u64::from(result.info.depth),
+            max_depth: result.info.seldepth,
+            ..SearchStats::default()
+        };
+        result
     }
 
     /// Frees half of a full tree by pruning its least-visited branches (`Tree::prune`), so a
@@ -435,23 +460,7 @@ impl Searcher {
             node.minimax = exact;
             return exact;
         }
-        let cp = if self.config.params.leaf_depth > 0 {
-            let hash_mb = self.config.hash_mb;
-            let ab = self
-                .ab
-                .get_or_insert_with(|| super::alphabeta::AlphaBeta::new(hash_mb / 2));
-            let before = ab.nodes();
-            let cp = ab.value(
-                pos,
-                &self.keys,
-                self.config.params.leaf_depth as i32,
-                &self.config.params,
-            );
-            self.qstats.nodes += ab.nodes() - before;
-            cp
-        } else {
-            eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats)
-        };
+        let cp = eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats);
         let value = 1.0 - eval::win_probability(cp, self.config.params.eval_scale);
         self.tree.get_mut(id).minimax = value;
         value

@@ -1,11 +1,15 @@
-//! The search: a PUCT Monte-Carlo tree search for atomic chess with an MCTS solver.
+//! The search: a PUCT Monte-Carlo tree search for atomic chess with an MCTS solver, and an
+//! iterative-deepening alpha-beta search over the same evaluation (the default: it is the
+//! stronger at equal time, docs/ENGINE.md "Session 8").
 //!
 //! Layout:
 //! - [`time`]: the pure time manager (clock → soft and hard limits);
 //! - [`params`]: every tunable number, also exposed as UCI spin options;
 //! - [`eval`]: atomic knowledge (blast balance, static evaluation, quiescence, priors);
 //! - `tree`: the node arena;
-//! - `mcts`: the [`Searcher`] (selection, expansion, evaluation, backup, solver, root choice).
+//! - `mcts`: the [`Searcher`] (selection, expansion, evaluation, backup, solver, root choice),
+//!   which hands the search to [`alphabeta`] when [`SearchConfig::algorithm`] says so;
+//! - [`alphabeta`]: principal variation search with a transposition table.
 //!
 //! The lichess bot and the UCI front both drive the search through the types below only
 //! (`/work/search-contract.md`). The search knows nothing about either of them.
@@ -28,10 +32,41 @@ mod tree;
 pub use mcts::{SearchStats, Searcher};
 pub use params::SearchParams;
 
+/// Which search a [`Searcher`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Iterative-deepening alpha-beta ([`alphabeta`]).
+    #[default]
+    AlphaBeta,
+    /// The PUCT Monte-Carlo tree search with its solver.
+    Mcts,
+}
+
+impl Algorithm {
+    /// The UCI / configuration name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::AlphaBeta => "alphabeta",
+            Algorithm::Mcts => "mcts",
+        }
+    }
+
+    /// Parses a name (case-insensitive).
+    pub fn parse(name: &str) -> Option<Algorithm> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "alphabeta" => Some(Algorithm::AlphaBeta),
+            "mcts" => Some(Algorithm::Mcts),
+            _ => None,
+        }
+    }
+}
+
 /// Everything that configures a [`Searcher`].
 #[derive(Clone, Debug)]
 pub struct SearchConfig {
-    /// Tree memory cap in MiB (the UCI `Hash` option).
+    /// The search to run.
+    pub algorithm: Algorithm,
+    /// Tree (or transposition table) memory cap in MiB (the UCI `Hash` option).
     pub hash_mb: usize,
     /// Search threads. The search runs on one thread; larger values are accepted and ignored
     /// (see docs/ENGINE.md: on the 2-core target one strong thread is the better use).
@@ -48,6 +83,7 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
+            algorithm: Algorithm::default(),
             hash_mb: 128,
             threads: 1,
             seed: 0,

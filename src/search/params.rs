@@ -42,10 +42,9 @@ pub struct SearchParams {
     /// default: the time it saved was never spent (atomic games end with the clock half full),
     /// and without it the engine scored 69.5 % against 59 % with it (docs/ENGINE.md).
     pub smart_pruning: f32,
-    /// Experiment: 1 = search with iterative-deepening alpha-beta instead of MCTS.
-    pub alphabeta: u32,
-    /// Experiment: leaves are valued by an alpha-beta search of this depth (0 = quiescence).
-    pub leaf_depth: u32,
+    /// Alpha-beta: no new iteration is started after this fraction of the soft time limit
+    /// (the next one would take two to three times the time of all before it).
+    pub ab_time_fraction: f32,
 }
 
 impl SearchParams {
@@ -77,8 +76,7 @@ impl Default for SearchParams {
             random_plies: 16,
             time_extension: 2.0,
             smart_pruning: 0.0,
-            alphabeta: 0,
-            leaf_depth: 0,
+            ab_time_fraction: 0.6,
         }
     }
 }
@@ -145,8 +143,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
     spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
-    spec!("AlphaBeta", alphabeta, 0, 1, 1.0, u32),
-    spec!("LeafDepth", leaf_depth, 0, 20, 1.0, u32),
+    spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

@@ -1,0 +1,216 @@
+//! The recursive search below the root: principal variation search with a transposition
+//! table, check extension, a ply more for a leaf under a blast threat, reverse futility and null move pruning, late move reductions, and
+//! futility and late move pruning of quiet moves near the leaves.
+//!
+//! Atomic specifics: a position whose side to move has a king-exploding capture is a win at
+//! once (as in the MCTS solver and the quiescence search), so the search never needs to look
+//! past it; a null move is searched like any other child, so a blast threat that the pass
+//! would allow is found by that child's "wins at once" test and the pruning fails.
+
+use atomic_chess::{MoveList, Position};
+
+use super::table::{Bound, from_table, to_table};
+use super::{AlphaBeta, Ctx, has_pieces};
+use crate::search::eval::{self, MATE, MATE_BOUND};
+
+/// Reverse futility margin per ply of depth (centipawns).
+const RFP_MARGIN: i32 = 150;
+/// Futility margin per ply of depth for quiet moves (centipawns).
+const FUTILITY_MARGIN: i32 = 200;
+
+impl AlphaBeta {
+    /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
+    /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn node(
+        &mut self,
+        ctx: &Ctx,
+        pos: &Position,
+        mut depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        allow_null: bool,
+    ) -> i32 {
+        self.pv_len[ply] = ply;
+        self.nodes += 1;
+        if self.should_stop(ctx) {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let mply = ply as i32;
+        if pos.board().king_of(pos.turn()).is_none() {
+            return -MATE + mply;
+        }
+        // Twofold repetition since the last irreversible move is a draw (as in the MCTS).
+        let len = self.keys.len();
+        let window = (pos.halfmove_clock() as usize).min(len - 1);
+        if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
+            return 0;
+        }
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
+        let in_check = pos.is_check();
+        if moves.is_empty() {
+            return if in_check { -MATE + mply } else { 0 };
+        }
+        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
+            return MATE - mply - 1;
+        }
+        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+            return 0;
+        }
+        if ply >= super::MAX_PLY - 8 {
+            return eval::static_eval(pos);
+        }
+        if in_check {
+            depth += 1;
+        } else if depth <= 0 && eval::blast_threats(pos, pos.turn()) > 0 {
+            // A blast threat on our king is as forcing as a check, and the quiescence search
+            // (captures only) would stand pat through it.
+            depth = 1;
+        }
+        if depth <= 0 {
+            return eval::qsearch_window(pos, alpha, beta, ply as u32, &self.params, &mut self.qstats);
+        }
+
+        let pv_node = beta - alpha > 1;
+        let key = pos.zobrist();
+        let entry = self.table.probe(key);
+        let table_move = entry.and_then(|e| e.mv);
+        if let Some(e) = entry
+            && !pv_node
+            && i32::from(e.depth) >= depth
+        {
+            let s = from_table(e.score, ply);
+            let cut = match e.bound {
+                Bound::Exact => true,
+                Bound::Lower => s >= beta,
+                Bound::Upper => s <= alpha,
+                Bound::None => false,
+            };
+            if cut {
+                return s;
+            }
+        }
+
+        let static_eval = if in_check {
+            -MATE
+        } else {
+            eval::static_eval(pos)
+        };
+        if !pv_node && !in_check && beta.abs() < MATE_BOUND {
+            if depth <= 3 && static_eval - RFP_MARGIN * depth >= beta {
+                return static_eval;
+            }
+            if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
+                let reduction = 3 + depth / 4;
+                let null = pos.null_move();
+                self.keys.push(null.zobrist());
+                let s = -self.node(ctx, &null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+                self.keys.pop();
+                if self.aborted {
+                    return 0;
+                }
+                if s >= beta {
+                    return if s >= MATE_BOUND { beta } else { s };
+                }
+            }
+        }
+
+        let mut keyed: arrayvec::ArrayVec<(i32, atomic_chess::Move), 256> = moves
+            .iter()
+            .map(|&m| (self.ordering.key(pos, m, table_move, ply), m))
+            .collect();
+        let original_alpha = alpha;
+        let mut best = -MATE;
+        let mut best_move = None;
+        let mut searched = 0usize;
+        let mut failed_quiets: arrayvec::ArrayVec<atomic_chess::Move, 64> =
+            arrayvec::ArrayVec::new();
+        for i in 0..keyed.len() {
+            // Selection sort: a cut-off usually comes early, so sorting all would be waste.
+            let top = (i..keyed.len()).max_by_key(|&j| (keyed[j].0, std::cmp::Reverse(j)));
+            keyed.swap(i, top.unwrap_or(i));
+            let m = keyed[i].1;
+            let quiet = !m.is_capture() && m.promotion().is_none();
+            let mut child = *pos;
+            child.play_unchecked(m);
+            let gives_check = child.is_check();
+            if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
+            {
+                if depth <= 2 && static_eval + FUTILITY_MARGIN * depth <= alpha {
+                    continue;
+                }
+                if depth <= 3 && searched >= (4 + depth * depth) as usize {
+                    continue;
+                }
+            }
+            self.keys.push(child.zobrist());
+            let score = if searched == 0 {
+                -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true)
+            } else {
+                let mut reduction = 0;
+                if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {
+                    reduction = 1 + i32::from(searched >= 8) + i32::from(depth >= 6 && searched >= 16)
+                        - i32::from(pv_node);
+                    reduction = reduction.clamp(0, depth - 2);
+                }
+                let mut s = -self.node(
+                    ctx,
+                    &child,
+                    depth - 1 - reduction,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    true,
+                );
+                if s > alpha && reduction > 0 {
+                    s = -self.node(ctx, &child, depth - 1, -alpha - 1, -alpha, ply + 1, true);
+                }
+                if s > alpha && s < beta {
+                    s = -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true);
+                }
+                s
+            };
+            self.keys.pop();
+            if self.aborted {
+                return 0;
+            }
+            searched += 1;
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    best_move = Some(m);
+                    self.pv[ply][ply] = Some(m);
+                    let child_len = self.pv_len[ply + 1].max(ply + 1);
+                    for k in ply + 1..child_len {
+                        self.pv[ply][k] = self.pv[ply + 1][k];
+                    }
+                    self.pv_len[ply] = child_len;
+                    if alpha >= beta {
+                        if quiet {
+                            self.ordering
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
+                        }
+                        break;
+                    }
+                }
+            }
+            if quiet && score <= alpha && !failed_quiets.is_full() {
+                failed_quiets.push(m);
+            }
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.table
+            .store(key, best_move.or(table_move), to_table(best, ply), depth, bound);
+        best
+    }
+}
