@@ -279,7 +279,9 @@ impl Default for GameSettings {
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
-    /// The MCTS search (the real engine).
+    /// The alpha-beta search (the real engine; the stronger search, docs/ENGINE.md).
+    Alphabeta,
+    /// The MCTS search with its solver.
     Mcts,
     /// An instant rule-based picker (tests, smoke runs, very weak machines).
     Simple,
@@ -289,7 +291,7 @@ pub enum Engine {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchSettings {
-    /// `mcts` or `simple`.
+    /// `alphabeta`, `mcts` or `simple`.
     pub engine: Engine,
     /// Total tree memory in MB, divided among `challenge.max_games` searchers.
     pub hash_mb: u64,
@@ -300,7 +302,7 @@ pub struct SearchSettings {
 impl Default for SearchSettings {
     fn default() -> Self {
         Self {
-            engine: Engine::Mcts,
+            engine: Engine::Alphabeta,
             hash_mb: 512,
             threads: 1,
         }

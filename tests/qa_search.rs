@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use atomic_bot::search::{Limits, SearchConfig, Searcher};
+use atomic_bot::search::{Algorithm, Limits, SearchConfig, Searcher};
 use atomic_chess::{Game, Position};
 
 fn tiny(ms: u64) -> Limits {
@@ -20,6 +20,7 @@ fn tiny(ms: u64) -> Limits {
 #[test]
 fn a_tiny_budget_after_a_full_tree_still_searches() {
     let config = SearchConfig {
+        algorithm: Algorithm::Mcts,
         hash_mb: 2,
         ..SearchConfig::default()
     };
@@ -72,6 +73,7 @@ fn a_full_tree_is_pruned_and_the_search_goes_on() {
     let run = || {
         let mut searcher = Searcher::new(SearchConfig {
             hash_mb: 1,
+            algorithm: Algorithm::Mcts,
             ..SearchConfig::default()
         });
         let limits = Limits {

@@ -4,7 +4,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use atomic_bot::search::{Limits, Proven, Score, SearchConfig, SearchResult, Searcher};
+use atomic_bot::search::{
+    Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, Searcher,
+};
 use atomic_chess::{Game, Position};
 
 struct Puzzle {
@@ -42,8 +44,10 @@ fn search(searcher: &mut Searcher, game: &Game, nodes: u64) -> SearchResult {
     searcher.search(game, &limits, &AtomicBool::new(false), &mut |_| {})
 }
 
+/// These tests are about the MCTS solver (`tests/alphabeta.rs` has the alpha-beta's).
 fn config() -> SearchConfig {
     SearchConfig {
+        algorithm: Algorithm::Mcts,
         hash_mb: 16,
         ..SearchConfig::default()
     }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigSource, Engine, LogFormat, Settings};
+use crate::search::Algorithm;
 use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::client::LichessClient;
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
@@ -50,9 +51,10 @@ pub struct DemoArgs {
     /// Also append the PGN to this folder.
     #[arg(long)]
     pub pgn_dir: Option<PathBuf>,
-    /// The engine of both players: `mcts` (the real search; the opponent thinks about a
-    /// quarter as long) or `simple` (instant rule-based moves).
-    #[arg(long, default_value = "mcts")]
+    /// The engine of both players: `alphabeta` (the real search; the opponent thinks about a
+    /// quarter as long), `mcts` (the Monte-Carlo tree search) or `simple` (instant rule-based
+    /// moves).
+    #[arg(long, default_value = "alphabeta")]
     pub engine: String,
 }
 
@@ -180,7 +182,8 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
 /// The move pickers the bot plays with (`search.engine`).
 pub fn pickers(engine: Engine) -> Arc<dyn PickerFactory> {
     match engine {
-        Engine::Mcts => Arc::new(SearcherFactory::default()),
+        Engine::Alphabeta => Arc::new(SearcherFactory::new(Algorithm::AlphaBeta)),
+        Engine::Mcts => Arc::new(SearcherFactory::new(Algorithm::Mcts)),
         Engine::Simple => Arc::new(SimplePickerFactory::default()),
     }
 }
@@ -361,10 +364,11 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     let engine = match args.engine.as_str() {
+        "alphabeta" => Engine::Alphabeta,
         "mcts" => Engine::Mcts,
         "simple" => Engine::Simple,
         other => {
-            eprintln!("atomic-bot: --engine must be mcts or simple, not {other:?}");
+            eprintln!("atomic-bot: --engine must be alphabeta, mcts or simple, not {other:?}");
             return ExitCode::from(2);
         }
     };

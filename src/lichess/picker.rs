@@ -272,6 +272,17 @@ fn eval_report(result: &search::SearchResult) -> crate::lichess::chat_commands::
 #[derive(Debug, Default)]
 pub struct SearcherFactory {
     games: std::sync::atomic::AtomicU64,
+    algorithm: search::Algorithm,
+}
+
+impl SearcherFactory {
+    /// A factory of searchers running `algorithm`.
+    pub fn new(algorithm: search::Algorithm) -> Self {
+        SearcherFactory {
+            games: std::sync::atomic::AtomicU64::new(0),
+            algorithm,
+        }
+    }
 }
 
 impl PickerFactory for SearcherFactory {
@@ -279,6 +290,7 @@ impl PickerFactory for SearcherFactory {
         let n = self.games.fetch_add(1, Ordering::Relaxed);
         let seed = mix(n ^ std::process::id() as u64 ^ 0xA70_41C);
         Box::new(SearcherPicker::new(SearchConfig {
+            algorithm: self.algorithm,
             hash_mb: usize::try_from(hash_mb).unwrap_or(usize::MAX),
             threads: 1,
             seed,

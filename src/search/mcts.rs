@@ -1043,6 +1043,7 @@ mod tests {
             let mut searcher = Searcher::new(SearchConfig {
                 hash_mb: 4,
                 params: params.clone(),
+                algorithm: Algorithm::Mcts,
                 ..SearchConfig::default()
             });
             searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
@@ -1072,6 +1073,7 @@ mod tests {
             let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
             let mut searcher = Searcher::new(SearchConfig {
                 hash_mb: 16,
+                algorithm: Algorithm::Mcts,
                 ..SearchConfig::default()
             });
             let limits = Limits {

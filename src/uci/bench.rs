@@ -1,8 +1,10 @@
 //! `atomic-bot bench`: a fixed search over fixed positions.
 //!
-//! Every position is searched from a fresh tree with the same playout budget on one thread, so
-//! the total of positions visited is a signature of the search's behaviour: it is identical
-//! from run to run and changes when the search changes. Nodes per second measure speed.
+//! Every position is searched by the MCTS from a fresh tree with the same playout budget on one
+//! thread, then by the alpha-beta search from a fresh table to a fixed depth, so the totals of
+//! positions visited (`Nodes searched`, `Alpha-beta nodes`) are signatures of the two searches'
+//! behaviour: identical from run to run, changed when a search changes. Nodes per second
+//! measure speed.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -10,7 +12,7 @@ use std::time::Instant;
 use atomic_chess::{Game, Position};
 
 use super::Output;
-use crate::search::{Limits, SearchConfig, Searcher};
+use crate::search::{Algorithm, Limits, SearchConfig, Searcher};
 
 /// Playouts per position of the default bench.
 pub const DEFAULT_PLAYOUTS: u64 = 10_000;
@@ -31,9 +33,10 @@ pub const POSITIONS: &[&str] = &[
 /// Runs the bench and prints one line per position, then the totals.
 pub fn run(out: &Output, config: &SearchConfig, playouts: u64) {
     let mut config = config.clone();
+    config.algorithm = Algorithm::Mcts;
     config.threads = 1;
     config.randomize = false;
-    let mut searcher = Searcher::new(config);
+    let mut searcher = Searcher::new(config.clone());
     let stop = AtomicBool::new(false);
     let limits = Limits {
         nodes: Some(playouts),
@@ -76,5 +79,47 @@ pub fn run(out: &Output, config: &SearchConfig, playouts: u64) {
     out.line(&format!(
         "Playouts/second : {}",
         (total_playouts as f64 / seconds) as u64
+    ));
+    alphabeta(out, &config);
+}
+
+/// Depth of the alpha-beta part of the bench.
+pub const ALPHABETA_DEPTH: u32 = 9;
+
+/// The alpha-beta part: every position to a fixed depth from a fresh table.
+fn alphabeta(out: &Output, config: &SearchConfig) {
+    let mut config = config.clone();
+    config.algorithm = Algorithm::AlphaBeta;
+    let mut searcher = Searcher::new(config);
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        depth: Some(ALPHABETA_DEPTH),
+        ..Limits::default()
+    };
+    let mut total = 0;
+    let start = Instant::now();
+    for (i, fen) in POSITIONS.iter().enumerate() {
+        let Ok(pos) = Position::from_fen(fen) else {
+            continue;
+        };
+        searcher.clear();
+        let result = searcher.search(&Game::new(pos), &limits, &stop, &mut |_| {});
+        let nodes = searcher.stats().positions;
+        total += nodes;
+        let best = result
+            .best_move
+            .map_or("0000".to_string(), |m| m.to_string());
+        out.line(&format!(
+            "alpha-beta {:2}: bestmove {best:6} depth {} nodes {nodes:9}",
+            i + 1,
+            result.info.depth
+        ));
+    }
+    let seconds = start.elapsed().as_secs_f64().max(1e-9);
+    out.line("===========================");
+    out.line(&format!("Alpha-beta nodes: {total}"));
+    out.line(&format!(
+        "Alpha-beta nps  : {}",
+        (total as f64 / seconds) as u64
     ));
 }

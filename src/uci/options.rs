@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::search::{SearchConfig, params};
+use crate::search::{Algorithm, SearchConfig, params};
 
 /// Default `Move Overhead` in milliseconds: enough for a local GUI or match runner; lichess
 /// deployments should raise it to 100–300 (measured lichess-bot latency is 94–270 ms).
@@ -50,6 +50,10 @@ impl Options {
         let mut lines = vec![
             "option name UCI_Variant type combo default atomic var atomic".to_string(),
             format!(
+                "option name SearchAlgorithm type combo default {} var alphabeta var mcts",
+                Algorithm::default().name()
+            ),
+            format!(
                 "option name Hash type spin default {} min 1 max 65536",
                 SearchConfig::default().hash_mb
             ),
@@ -91,6 +95,13 @@ impl Options {
                         "UCI_Variant '{value}' is not supported (only atomic)"
                     ))
                 }
+            }
+            "searchalgorithm" => {
+                let value = required(name, value)?;
+                self.search.algorithm = Algorithm::parse(value).ok_or_else(|| {
+                    format!("SearchAlgorithm '{value}' is not one of alphabeta, mcts")
+                })?;
+                Ok(Effect::None)
             }
             "hash" => {
                 self.search.hash_mb = spin(name, value, 1, 65536)? as usize;

@@ -64,6 +64,9 @@ pub struct AlphaBeta {
     nodes: u64,
     qstats: QStats,
     aborted: bool,
+    /// The first iteration runs to its end whatever the limits (it takes well under a
+    /// millisecond), so every search has a searched move.
+    first_iteration: bool,
     seldepth: usize,
     /// Triangular principal-variation table.
     pv: Vec<[Option<Move>; MAX_PLY]>,
@@ -82,6 +85,7 @@ impl AlphaBeta {
             nodes: 0,
             qstats: QStats::default(),
             aborted: false,
+            first_iteration: true,
             seldepth: 0,
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
@@ -180,6 +184,7 @@ impl AlphaBeta {
             .map_or(MAX_PLY as i32 - 8, |d| (d as i32).clamp(1, MAX_PLY as i32 - 8));
         let mut completed: Option<(i32, Vec<RootMove>)> = None;
         for depth in 1..=max_depth {
+            self.first_iteration = depth == 1;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
             let score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {
@@ -411,6 +416,7 @@ impl AlphaBeta {
     /// Whether to abandon the search: checked every [`CHECK_INTERVAL`] nodes.
     fn should_stop(&mut self, ctx: &Ctx) -> bool {
         if !self.aborted
+            && !self.first_iteration
             && self.nodes.is_multiple_of(CHECK_INTERVAL)
             && (ctx.stop.load(AtomicOrdering::Relaxed)
                 || ctx.hard.is_some_and(|h| Instant::now() >= h)
