@@ -4,9 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use atomic_bot::search::{
-    Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, Searcher,
-};
+use atomic_bot::search::{Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, Searcher};
 use atomic_chess::{Game, Position};
 
 struct Puzzle {

@@ -13,12 +13,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigSource, Engine, LogFormat, Settings};
-use crate::search::Algorithm;
 use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::client::LichessClient;
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use crate::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
 use crate::lichess::supervisor::{BotError, Supervisor, shutdown_signal};
+use crate::search::Algorithm;
 
 /// `atomic-bot lichess`.
 #[derive(Clone, Debug, clap::Args)]

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use atomic_chess::{Color, Game, Move, MoveList, Position};
 
+use super::alphabeta::AlphaBeta;
 use super::eval::{self, QStats};
 use super::tree::{Node, NodeId, Proof, ROOT, Tree};
-use super::alphabeta::AlphaBeta;
 use super::{Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
 
 /// Interval between periodic `info` reports.
@@ -269,8 +269,8 @@ impl Searcher {
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         let pos = game.position();
-        let ply = (pos.fullmove_number().saturating_sub(1)) * 2
-            + u32::from(pos.turn() == Color::Black);
+        let ply =
+            (pos.fullmove_number().saturating_sub(1)) * 2 + u32::from(pos.turn() == Color::Black);
         let random = (self.config.randomize && ply < self.config.params.random_plies)
             .then(|| self.next_random());
         let hash_mb = self.config.hash_mb;

@@ -107,6 +107,7 @@ impl AlphaBeta {
     /// Searches the game's position by iterative deepening until a limit is reached or `stop`
     /// is set. `lines` is the UCI MultiPV; `random` (a random number) asks for a random pick
     /// among near-equal moves (an opening not to be farmed).
+    #[allow(clippy::too_many_arguments)]
     pub fn search(
         &mut self,
         game: &Game,
@@ -179,9 +180,9 @@ impl AlphaBeta {
             self.root_moves[..=i].rotate_right(1);
         }
 
-        let max_depth = limits
-            .depth
-            .map_or(MAX_PLY as i32 - 8, |d| (d as i32).clamp(1, MAX_PLY as i32 - 8));
+        let max_depth = limits.depth.map_or(MAX_PLY as i32 - 8, |d| {
+            (d as i32).clamp(1, MAX_PLY as i32 - 8)
+        });
         let mut completed: Option<(i32, Vec<RootMove>)> = None;
         for depth in 1..=max_depth {
             self.first_iteration = depth == 1;

@@ -71,7 +71,14 @@ impl AlphaBeta {
             depth = 1;
         }
         if depth <= 0 {
-            return eval::qsearch_window(pos, alpha, beta, ply as u32, &self.params, &mut self.qstats);
+            return eval::qsearch_window(
+                pos,
+                alpha,
+                beta,
+                ply as u32,
+                &self.params,
+                &mut self.qstats,
+            );
         }
 
         let pv_node = beta - alpha > 1;
@@ -107,7 +114,15 @@ impl AlphaBeta {
                 let reduction = 3 + depth / 4;
                 let null = pos.null_move();
                 self.keys.push(null.zobrist());
-                let s = -self.node(ctx, &null, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+                let s = -self.node(
+                    ctx,
+                    &null,
+                    depth - 1 - reduction,
+                    -beta,
+                    -beta + 1,
+                    ply + 1,
+                    false,
+                );
                 self.keys.pop();
                 if self.aborted {
                     return 0;
@@ -152,8 +167,9 @@ impl AlphaBeta {
             } else {
                 let mut reduction = 0;
                 if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {
-                    reduction = 1 + i32::from(searched >= 8) + i32::from(depth >= 6 && searched >= 16)
-                        - i32::from(pv_node);
+                    reduction =
+                        1 + i32::from(searched >= 8) + i32::from(depth >= 6 && searched >= 16)
+                            - i32::from(pv_node);
                     reduction = reduction.clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
@@ -209,8 +225,13 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
-        self.table
-            .store(key, best_move.or(table_move), to_table(best, ply), depth, bound);
+        self.table.store(
+            key,
+            best_move.or(table_move),
+            to_table(best, ply),
+            depth,
+            bound,
+        );
         best
     }
 }
