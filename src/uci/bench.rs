@@ -1,8 +1,9 @@
 //! `atomic-bot bench`: a fixed search over fixed positions.
 //!
-//! Every position is searched from a fresh tree with the same playout budget on one thread, so
-//! the total of positions visited is a signature of the search's behaviour: it is identical
-//! from run to run and changes when the search changes. Nodes per second measure speed.
+//! Every position is searched from a fresh tree with the same playout budget (on one thread by
+//! default), so the total of positions visited is a signature of the search's behaviour: it is
+//! identical from run to run and changes when the search changes. Nodes per second measure
+//! speed.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -28,10 +29,12 @@ pub const POSITIONS: &[&str] = &[
     "rn2k2r/pp5p/2p3pn/1B1p4/Pb1PPp2/2N5/1PP3PP/R1B1K2R w KQkq - 0 14",
 ];
 
-/// Runs the bench and prints one line per position, then the totals.
-pub fn run(out: &Output, config: &SearchConfig, playouts: u64) {
+/// Runs the bench on `threads` search threads and prints one line per position, then the
+/// totals. The signature is that of one thread; more threads search differently (batches of
+/// playouts, see `search::mcts`), with their own signature per thread count.
+pub fn run(out: &Output, config: &SearchConfig, playouts: u64, threads: usize) {
     let mut config = config.clone();
-    config.threads = 1;
+    config.threads = threads.max(1);
     config.randomize = false;
     let mut searcher = Searcher::new(config);
     let stop = AtomicBool::new(false);
