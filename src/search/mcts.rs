@@ -310,6 +310,7 @@ impl Searcher {
                 }
             }
         }
+        self.flush_refines();
     }
 
     /// Frees half of a full tree by pruning its least-visited branches (`Tree::prune`), so a
@@ -318,6 +319,8 @@ impl Searcher {
     /// (it would stop soon anyway); a stop request or the hard limit aborts the copy. Returns
     /// whether there is room again.
     fn make_room(&mut self, limits: &Limits, start: Instant, stop: &AtomicBool) -> bool {
+        // Pruning moves nodes: refinements a batch left for the next must be done first.
+        self.flush_refines();
         if !limits.infinite && limits.soft.is_some_and(|soft| start.elapsed() >= soft) {
             return false;
         }
@@ -501,6 +504,7 @@ impl Searcher {
         self.refresh(id);
         true
     }
+
     /// Recomputes the priors of an expanded node's children with the evaluation term, once the
     /// node has shown it is worth a static evaluation per child.
     fn refine_priors(&mut self, id: NodeId, pos: &Position) {
@@ -1081,7 +1085,8 @@ mod tests {
     }
 
     /// The root passes `PriorEvalVisits` visits in a search, so its children end with the
-    /// evaluation-refined priors; with the term off they keep the hand-made ones.
+    /// evaluation-refined priors; with the term off they keep the hand-made ones. Also when a
+    /// batched search refines them one batch late.
     #[test]
     fn priors_are_refined_once_a_node_has_enough_visits() {
         let pos = Position::from_fen(
@@ -1093,7 +1098,7 @@ mod tests {
             nodes: Some(300),
             ..Limits::default()
         };
-        for prior_eval in [0.0, 0.5] {
+        for (prior_eval, threads) in [(0.0, 1), (0.5, 1), (0.0, 2), (0.5, 2)] {
             let params = SearchParams {
                 prior_eval,
                 prior_eval_visits: 8,
@@ -1101,6 +1106,7 @@ mod tests {
             };
             let mut searcher = Searcher::new(SearchConfig {
                 hash_mb: 4,
+                threads,
                 params: params.clone(),
                 ..SearchConfig::default()
             });
@@ -1112,7 +1118,7 @@ mod tests {
             for (&(m, got), &want) in children.iter().zip(expected.iter()) {
                 assert!(
                     (got - want).abs() < 1e-6,
-                    "{m}: {got} vs {want} at {prior_eval}"
+                    "{m}: {got} vs {want} at {prior_eval}, {threads} threads"
                 );
             }
         }

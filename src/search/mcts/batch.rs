@@ -15,9 +15,15 @@
 //!    counter by the search thread and the workers, each with its own scratch buffers.
 //! 3. *Apply* (search thread): the virtual losses are undone exactly (each touched node's visits
 //!    and mean restored in reverse order), then the playouts are completed in batch order as
-//!    sequential playouts would be: priors refined on the way down, children added, the leaf's
-//!    value stored and backed up. A path that now crosses a node proven by an earlier playout of
-//!    the batch ends there with the exact value, as a playout would.
+//!    sequential playouts would be: children added, the leaf's value stored and backed up. A
+//!    path that now crosses a node proven by an earlier playout of the batch ends there with
+//!    the exact value, as a playout would.
+//!
+//! Refining a node's priors (`PriorEvalVisits`: a static evaluation per child) took 27 % of a
+//! one-thread bench's time, so it is parallel work too, one batch late: a node that reaches the
+//! visits on a path of this batch is refined by a job of the next one, whose application
+//! starts by storing the new priors. The search thread refines what is still waiting at the
+//! end of the search and before pruning the tree (pruning moves nodes).
 //!
 //! An expansion playout evaluates the child it enters in the same job, as a sequential playout
 //! does: ending it at the expanded node instead would back up a value already counted, and half
@@ -28,12 +34,13 @@
 //! Nothing depends on which thread did a job, so a search with a fixed thread count, seed and
 //! node limit is deterministic.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::Thread;
 
-use atomic_chess::{MoveList, Position};
+use atomic_chess::{Move, MoveList, Position};
 
 use super::{Leaf, Searcher, evaluate_leaf, new_children};
 use crate::search::SearchParams;
@@ -42,6 +49,9 @@ use crate::search::tree::{Node, NodeId, Proof, ROOT};
 
 /// Playouts per batch and thread.
 const BATCH_PER_THREAD: usize = 8;
+/// Refinements of priors per batch and thread, at most (a batch asks for about one per eight
+/// playouts; the rest wait for the next batch).
+const REFINES_PER_THREAD: usize = BATCH_PER_THREAD;
 /// Rounds a worker polls for the next batch before it sleeps. The search thread's part of a
 /// batch (selection and application) takes microseconds, so a short spin saves most wake-ups.
 const SPIN_ROUNDS: u32 = 1000;
@@ -54,6 +64,8 @@ enum Work {
     /// An evaluated leaf to expand (with evaluation-refined priors or not); the child a playout
     /// enters is then evaluated too.
     Expand { with_eval: bool },
+    /// The priors of an expanded node's children, refined with the evaluation term.
+    Refine,
 }
 
 /// The expensive, pure part of one playout, done by whichever thread takes it.
@@ -71,6 +83,10 @@ struct Job {
     children: Vec<Node>,
     /// `Expand`: the index in `children` of the child a playout enters.
     child: Option<usize>,
+    /// `Refine`: the moves of the children, in their order.
+    moves: Vec<Move>,
+    /// `Refine`: their new priors.
+    refined: eval::Priors,
 }
 
 impl Job {
@@ -85,6 +101,8 @@ impl Job {
             },
             children: Vec::new(),
             child: None,
+            moves: Vec::new(),
+            refined: eval::Priors::default(),
         }
     }
 
@@ -121,6 +139,7 @@ impl Job {
                     self.keys.pop();
                 }
             }
+            Work::Refine => eval::priors(&self.pos, &self.moves, params, true, &mut self.refined),
         }
     }
 }
@@ -173,7 +192,7 @@ impl Pool {
     pub(super) fn new(params: SearchParams, threads: usize) -> Pool {
         Pool {
             params,
-            jobs: (0..BATCH_PER_THREAD * threads)
+            jobs: (0..(BATCH_PER_THREAD + REFINES_PER_THREAD) * threads)
                 .map(|_| Mutex::new(Job::new()))
                 .collect(),
             claim: AtomicU64::new(0),
@@ -280,7 +299,7 @@ impl<'a> Crew<'a> {
 
     /// Playouts per batch.
     pub(super) fn batch_size(&self) -> usize {
-        self.pool.jobs.len()
+        BATCH_PER_THREAD * (self.workers.len() + 1)
     }
 
     /// Runs the first `count` jobs on every thread; returns when all are done.
@@ -338,6 +357,10 @@ pub(super) struct Batch {
     taken: Vec<NodeId>,
     /// Jobs in use.
     jobs: usize,
+    /// Nodes whose priors are to be refined, with their positions, oldest first.
+    refines: VecDeque<(NodeId, Position)>,
+    /// The refinements in this batch's jobs: node and job.
+    refining: Vec<(NodeId, usize)>,
 }
 
 impl Searcher {
@@ -354,20 +377,51 @@ impl Searcher {
         batch.paths.clear();
         batch.saved.clear();
         batch.taken.clear();
+        batch.refining.clear();
         batch.jobs = 0;
         self.select_batch(root_pos, base_keys, crew.pool, &mut batch, size);
+        let refines = batch
+            .refines
+            .len()
+            .min(REFINES_PER_THREAD * (crew.workers.len() + 1));
+        for (id, pos) in batch.refines.drain(..refines) {
+            let index = batch.jobs;
+            batch.jobs += 1;
+            batch.refining.push((id, index));
+            let mut job = crew.pool.job(index);
+            job.work = Work::Refine;
+            job.pos = pos;
+            job.moves.clear();
+            let node = *self.tree.get(id);
+            job.moves
+                .extend(self.tree.children(&node).iter().filter_map(|c| c.mv));
+        }
         crew.run(batch.jobs);
         for &(id, visits, q) in batch.saved.iter().rev() {
             let node = self.tree.get_mut(id);
             node.visits = visits;
             node.q = q;
         }
+        for &(id, index) in &batch.refining {
+            let job = crew.pool.job(index);
+            let node = *self.tree.get(id);
+            if job.refined.len() == usize::from(node.children) {
+                for (cid, &prior) in node.child_ids().zip(job.refined.iter()) {
+                    self.tree.get_mut(cid).prior = prior;
+                }
+            }
+        }
         for entry in &batch.entries {
             self.path.clear();
             self.path
                 .extend_from_slice(&batch.paths[entry.path.clone()]);
             let job = entry.job.map(|i| crew.pool.job(i));
-            let (value, changed) = self.complete(root_pos, job.as_deref(), &mut crew.scratch);
+            let (value, changed) = self.complete(
+                root_pos,
+                job.as_deref(),
+                &mut crew.scratch,
+                &mut batch.refines,
+            );
             let depth = (self.path.len() - 1) as u32;
             self.stats.playouts += 1;
             self.stats.depth_sum += u64::from(depth);
@@ -375,6 +429,13 @@ impl Searcher {
             self.backup(value, changed);
         }
         self.batch = batch;
+    }
+
+    /// Refines now the priors a batch left for the next one.
+    pub(super) fn flush_refines(&mut self) {
+        while let Some((id, pos)) = self.batch.refines.pop_front() {
+            self.refine_priors(id, &pos);
+        }
     }
 
     /// Step 1: the descents, with virtual losses, and their jobs.
@@ -455,6 +516,7 @@ impl Searcher {
         root_pos: &Position,
         job: Option<&Job>,
         scratch: &mut Scratch,
+        refines: &mut VecDeque<(NodeId, Position)>,
     ) -> (f32, bool) {
         let last = self.path.len() - 1;
         for k in 0..last {
@@ -474,7 +536,7 @@ impl Searcher {
                         pos.play_unchecked(m);
                     }
                 }
-                self.refine_priors(id, &pos);
+                refines.push_back((id, pos));
             }
         }
         let id = self.path[last];
@@ -493,6 +555,7 @@ impl Searcher {
                 (self.set_leaf(id, job.leaf), false)
             }
             Work::Expand { .. } => self.complete_expansion(id, node, job, scratch),
+            Work::Refine => unreachable!("a playout's job evaluates or expands"),
         }
     }
 
