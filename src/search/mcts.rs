@@ -12,6 +12,12 @@
 //! propagate up in every backup (a child lost for its mover proves the parent won, all children
 //! won for their movers prove it lost). Selection never enters a proven-lost child, the root
 //! plays the shortest proven win at once and a proven loss only when every move is lost.
+//!
+//! Threads: with `threads > 1` the playouts run in batches (`batch.rs`): the search thread
+//! selects several paths at once, spread by virtual losses, all threads do the leaves' pure
+//! work (terminal checks, quiescence, move generation, priors, proofs of new children), and
+//! the search thread applies the results in order. Every tree change above (solver, backups,
+//! pruning, reuse) stays on the search thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
