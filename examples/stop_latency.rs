@@ -5,7 +5,7 @@
 //! delay from setting the flag to the search returning is recorded.
 //!
 //! ```sh
-//! cargo run --release --example stop_latency -- [stops] [hash_mb]
+//! cargo run --release --example stop_latency -- [stops] [hash_mb] [threads]
 //! ```
 //! Prints the median, p90 and max delay.
 
@@ -20,8 +20,10 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let stops: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(50);
     let hash_mb: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(128);
+    let threads: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
     let config = SearchConfig {
         hash_mb,
+        threads,
         ..SearchConfig::default()
     };
     let mut searcher = Searcher::new(config);

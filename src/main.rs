@@ -34,6 +34,9 @@ enum Mode {
         /// Playouts per position.
         #[arg(long, default_value_t = uci::bench::DEFAULT_PLAYOUTS)]
         playouts: u64,
+        /// Search threads (1 gives the signature; more measure the speed of batched search).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
     },
     /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
     Lichess(app::LichessArgs),
@@ -62,7 +65,9 @@ fn main() -> ExitCode {
     let stdout = || Output::new(Box::new(std::io::stdout()));
     match cli.command.unwrap_or(Mode::Uci) {
         Mode::Uci => uci::run(BufReader::new(std::io::stdin()), stdout()),
-        Mode::Bench { playouts } => uci::bench::run(&stdout(), &SearchConfig::default(), playouts),
+        Mode::Bench { playouts, threads } => {
+            uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads)
+        }
         Mode::Lichess(args) => return app::lichess(args),
         Mode::Demo(args) => return app::demo(args),
         Mode::Upgrade(args) => return app::upgrade(args),

@@ -4,7 +4,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use atomic_bot::search::{Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, Searcher};
+use atomic_bot::search::{
+    Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, SearchStats, Searcher,
+};
 use atomic_chess::{Game, Position};
 
 struct Puzzle {
@@ -51,11 +53,28 @@ fn config() -> SearchConfig {
     }
 }
 
+/// The configuration of a batched search on two threads.
+fn two_threads() -> SearchConfig {
+    SearchConfig {
+        threads: 2,
+        ..config()
+    }
+}
+
 /// Every legal capture that blows up the enemy king (and every mate in one) is played at once,
 /// whatever the budget, even zero playouts.
 #[test]
 fn wins_in_one_at_any_budget() {
-    let mut searcher = Searcher::new(config());
+    wins_in_one(config());
+}
+
+#[test]
+fn wins_in_one_at_any_budget_on_two_threads() {
+    wins_in_one(two_threads());
+}
+
+fn wins_in_one(config: SearchConfig) {
+    let mut searcher = Searcher::new(config);
     for puzzle in puzzles(1) {
         let pos = Position::from_fen(&puzzle.fen).expect("valid FEN");
         for nodes in [0, 1, 2, 50] {
@@ -80,7 +99,16 @@ fn wins_in_one_at_any_budget() {
 /// plays one (any of them).
 #[test]
 fn every_king_exploding_capture_is_found() {
-    let mut searcher = Searcher::new(config());
+    king_exploding_captures(config());
+}
+
+#[test]
+fn every_king_exploding_capture_is_found_on_two_threads() {
+    king_exploding_captures(two_threads());
+}
+
+fn king_exploding_captures(config: SearchConfig) {
+    let mut searcher = Searcher::new(config);
     let mut checked = 0;
     for puzzle in puzzles(2).iter().chain(&puzzles(3)).chain(&puzzles(4)) {
         // Positions one move into each puzzle's line: the winner's first move, then every reply.
@@ -124,8 +152,8 @@ fn every_king_exploding_capture_is_found() {
 /// nearly all of them within `nodes` playouts. (A few puzzles have a second win that
 /// python-chess and our rules agree on, so an exact match everywhere is not required, but a
 /// proven win is.)
-fn forced_wins(mate: u32, nodes: u64, min_exact: usize) {
-    let mut searcher = Searcher::new(config());
+fn forced_wins(config: SearchConfig, mate: u32, nodes: u64, min_exact: usize) {
+    let mut searcher = Searcher::new(config);
     let set = puzzles(mate);
     let mut exact = 0;
     let mut unproven = Vec::new();
@@ -154,22 +182,39 @@ fn forced_wins(mate: u32, nodes: u64, min_exact: usize) {
 
 #[test]
 fn forced_wins_in_two() {
-    forced_wins(2, 5000, 56);
+    forced_wins(config(), 2, 5000, 56);
+}
+
+#[test]
+fn forced_wins_in_two_on_two_threads() {
+    forced_wins(two_threads(), 2, 5000, 56);
 }
 
 #[test]
 fn forced_wins_in_three() {
-    forced_wins(3, 10_000, 52);
+    forced_wins(config(), 3, 10_000, 52);
 }
 
 /// Same seed, same node limit: the same move, score and counters.
 #[test]
 fn deterministic_for_fixed_seed_and_nodes() {
+    deterministic(config());
+}
+
+/// The same on two threads: batches are selected and applied in an order that does not depend
+/// on which thread did which job, and the node limit is never passed.
+#[test]
+fn deterministic_for_fixed_seed_and_nodes_on_two_threads() {
+    let stats = deterministic(two_threads());
+    assert_eq!(stats.playouts, 3000);
+}
+
+fn deterministic(config: SearchConfig) -> SearchStats {
     let pos =
         Position::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 2 3")
             .expect("fen");
     let run = || {
-        let mut searcher = Searcher::new(config());
+        let mut searcher = Searcher::new(config.clone());
         let result = search(&mut searcher, &Game::new(pos), 3000);
         (
             result.best_move,
@@ -178,13 +223,24 @@ fn deterministic_for_fixed_seed_and_nodes() {
             searcher.stats(),
         )
     };
-    assert_eq!(run(), run());
+    let first = run();
+    assert_eq!(first, run());
+    first.3
 }
 
 /// The subtree of the moves played is reused by the next search.
 #[test]
 fn tree_is_reused_across_moves() {
-    let mut searcher = Searcher::new(config());
+    tree_reuse(config());
+}
+
+#[test]
+fn tree_is_reused_across_moves_on_two_threads() {
+    tree_reuse(two_threads());
+}
+
+fn tree_reuse(config: SearchConfig) {
+    let mut searcher = Searcher::new(config);
     let mut game = Game::new(Position::startpos());
     let first = search(&mut searcher, &game, 4000);
     let ours = first.best_move.expect("move");

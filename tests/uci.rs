@@ -119,6 +119,7 @@ fn handshake_lists_the_options() {
             .any(|l| l == "option name UCI_Variant type combo default atomic var atomic")
     );
     for name in [
+        "SearchAlgorithm",
         "Hash",
         "Threads",
         "Move Overhead",
@@ -323,6 +324,58 @@ fn ponder_then_ponderhit() {
     std::thread::sleep(Duration::from_millis(100));
     engine.send("stop");
     engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(2));
+}
+
+/// With `Threads` 2 (the MCTS's batched search): legal moves on time, node limits kept,
+/// `stop` and `ponderhit` answered at once.
+#[test]
+fn two_threads_play_stop_and_ponder() {
+    let mut engine = Engine::start();
+    engine.send("setoption name SearchAlgorithm value mcts");
+    engine.send("setoption name Hash value 16");
+    engine.send("setoption name Threads value 2");
+    engine.ready();
+    play_game(&mut engine, &["e2e3", "e7e6"], 16, &mut |_| {
+        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+    });
+    play_game(&mut engine, &["g1f3", "d7d5"], 16, &mut |_| {
+        ("nodes 400".to_string(), Duration::from_secs(3))
+    });
+    engine.send("position startpos moves e2e4 e7e6");
+    engine.send("go nodes 1000");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    let nodes = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.split(" nodes ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("an info line with nodes");
+    assert_eq!(nodes, 1000);
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    engine.send("stop");
+    engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "stop took {:?}",
+        start.elapsed()
+    );
+    engine.send("setoption name Ponder value true");
+    engine.send("position startpos moves e2e4 e7e6 d2d4");
+    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
+    std::thread::sleep(Duration::from_millis(200));
+    engine.send("ponderhit");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    let best = lines
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("move")
+        .to_string();
+    let game =
+        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
+    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
 }
 
 #[test]

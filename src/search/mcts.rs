@@ -12,16 +12,26 @@
 //! propagate up in every backup (a child lost for its mover proves the parent won, all children
 //! won for their movers prove it lost). Selection never enters a proven-lost child, the root
 //! plays the shortest proven win at once and a proven loss only when every move is lost.
+//!
+//! Threads: with `threads > 1` the playouts run in batches (`batch.rs`): the search thread
+//! selects several paths at once, spread by virtual losses, all threads do the leaves' pure
+//! work (terminal checks, quiescence, move generation, priors, proofs of new children), and
+//! the search thread applies the results in order. Every tree change above (solver, backups,
+//! pruning, reuse) stays on the search thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use atomic_chess::{Color, Game, Move, MoveList, Position};
 
+mod batch;
+
 use super::alphabeta::AlphaBeta;
 use super::eval::{self, QStats};
 use super::tree::{Node, NodeId, Proof, ROOT, Tree};
-use super::{Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult};
+use super::{
+    Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult,
+};
 
 /// Interval between periodic `info` reports.
 const INFO_INTERVAL: Duration = Duration::from_secs(1);
@@ -69,7 +79,9 @@ pub struct Searcher {
     /// Scratch list of a node's child moves, for `refine_priors`.
     refine_moves: Vec<Move>,
     children: Vec<Node>,
-    /// The alpha-beta experiment's searcher (`AlphaBeta` option), made on first use.
+    /// Scratch state of batched playouts (`threads > 1`).
+    batch: batch::Batch,
+    /// The searcher of [`Algorithm::AlphaBeta`], made on first use.
     ab: Option<AlphaBeta>,
 }
 
@@ -91,6 +103,7 @@ impl Searcher {
             priors: eval::Priors::default(),
             refine_moves: Vec::new(),
             children: Vec::new(),
+            batch: batch::Batch::default(),
             ab: None,
         }
     }
@@ -206,6 +219,52 @@ impl Searcher {
             + u32::from(root_pos.turn() == Color::Black);
         let randomize = self.config.randomize && ply < self.config.params.random_plies;
         let single = root_moves.len() == 1;
+        let threads = self.config.threads.max(1);
+        if threads == 1 {
+            self.run(
+                &root_pos, base_keys, limits, stop, on_info, start, single, None,
+            );
+        } else {
+            let pool = batch::Pool::new(self.config.params.clone(), threads);
+            std::thread::scope(|scope| {
+                let workers = (1..threads)
+                    .map(|_| scope.spawn(|| pool.serve()).thread().clone())
+                    .collect();
+                // Dropping the crew (also on a panic) lets the workers go.
+                let mut crew = batch::Crew::new(&pool, workers);
+                self.run(
+                    &root_pos,
+                    base_keys,
+                    limits,
+                    stop,
+                    on_info,
+                    start,
+                    single,
+                    Some(&mut crew),
+                );
+            });
+            self.qstats.nodes += pool.quiescence_nodes();
+        }
+        self.finish(start, on_info, randomize)
+    }
+
+    /// The playout loop of [`Searcher::search`]: one playout at a time, or with a crew of
+    /// worker threads, one batch of playouts at a time (`batch.rs`).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the state of one search, passed once"
+    )]
+    fn run(
+        &mut self,
+        root_pos: &Position,
+        base_keys: usize,
+        limits: &Limits,
+        stop: &AtomicBool,
+        on_info: &mut dyn FnMut(&SearchInfo),
+        start: Instant,
+        single: bool,
+        mut crew: Option<&mut batch::Crew>,
+    ) {
         let mut last_info = start;
         let mut watch = Watch::default();
         let mut proven_at = None;
@@ -235,8 +294,11 @@ impl Searcher {
                 break;
             }
             // Not before the first playouts: a root preparation that used up a tiny budget
-            // must still leave a searched move, not an unvisited (arbitrary) one.
-            if self.stats.playouts > 0 && self.stats.playouts.is_multiple_of(TIME_CHECK_INTERVAL) {
+            // must still leave a searched move, not an unvisited (arbitrary) one. A batch is
+            // a few dozen playouts: the clock is read after each.
+            if self.stats.playouts > 0
+                && (crew.is_some() || self.stats.playouts.is_multiple_of(TIME_CHECK_INTERVAL))
+            {
                 let now = Instant::now();
                 if !limits.infinite
                     && self.out_of_time(limits, now.duration_since(start), &mut watch)
@@ -255,9 +317,19 @@ impl Searcher {
                 std::thread::sleep(FULL_TREE_NAP);
                 continue;
             }
-            self.playout(&root_pos, base_keys);
+            match crew.as_deref_mut() {
+                None => self.playout(root_pos, base_keys),
+                Some(crew) => {
+                    // Never past a node limit.
+                    let left = limits.nodes.map_or(u64::MAX, |n| n - self.stats.playouts);
+                    let size = crew
+                        .batch_size()
+                        .min(usize::try_from(left).unwrap_or(usize::MAX));
+                    self.batch(root_pos, base_keys, crew, size);
+                }
+            }
         }
-        self.finish(start, on_info, randomize)
+        self.flush_refines();
     }
 
     /// The search of [`Algorithm::AlphaBeta`]: the table lives as long as the searcher.
@@ -300,6 +372,8 @@ impl Searcher {
     /// (it would stop soon anyway); a stop request or the hard limit aborts the copy. Returns
     /// whether there is room again.
     fn make_room(&mut self, limits: &Limits, start: Instant, stop: &AtomicBool) -> bool {
+        // Pruning moves nodes: refinements a batch left for the next must be done first.
+        self.flush_refines();
         if !limits.infinite && limits.soft.is_some_and(|soft| start.elapsed() >= soft) {
             return false;
         }
@@ -450,93 +524,33 @@ impl Searcher {
     /// for the player who moved into the node.
     fn evaluate(&mut self, id: NodeId, pos: &Position) -> f32 {
         self.stats.positions += 1;
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
-        let proof = self.terminal(pos, &moves);
-        let node = self.tree.get_mut(id);
-        if let Some(proof) = proof {
-            node.proof = proof;
-            let exact = proof.value_for_mover().unwrap_or(0.5);
-            node.minimax = exact;
-            return exact;
-        }
-        let cp = eval::qsearch_root(pos, &moves, &self.config.params, &mut self.qstats);
-        let value = 1.0 - eval::win_probability(cp, self.config.params.eval_scale);
-        self.tree.get_mut(id).minimax = value;
-        value
+        let leaf = evaluate_leaf(&self.keys, pos, &self.config.params, &mut self.qstats);
+        self.set_leaf(id, leaf)
     }
 
-    /// The solver's view of a position reached in the tree, if the game is decided there.
-    fn terminal(&self, pos: &Position, moves: &MoveList) -> Option<Proof> {
-        // Repetition (twofold, as Lc0 does): the key seen before since the last irreversible move.
-        let len = self.keys.len();
-        let window = (pos.halfmove_clock() as usize).min(len - 1);
-        if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
-            return Some(Proof::Draw);
+    /// Stores a leaf evaluation in its node; returns the value for the player who moved into it.
+    fn set_leaf(&mut self, id: NodeId, leaf: Leaf) -> f32 {
+        let node = self.tree.get_mut(id);
+        if let Some(proof) = leaf.proof {
+            node.proof = proof;
         }
-        if pos.board().king_of(pos.turn()).is_none() {
-            return Some(Proof::Loss(0));
-        }
-        if moves.is_empty() {
-            return Some(if pos.is_check() {
-                Proof::Loss(0)
-            } else {
-                Proof::Draw
-            });
-        }
-        // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
-        if eval::any_wins_or_mates_at_once(pos, moves) {
-            return Some(Proof::Win(1));
-        }
-        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
-            return Some(Proof::Draw);
-        }
-        // The opponent's side of the look-ahead: every move allows a king-exploding capture.
-        if eval::loses_at_once(pos, moves) {
-            return Some(Proof::Loss(2));
-        }
-        None
+        node.minimax = leaf.value;
+        leaf.value
     }
 
     /// Creates the children of `id`. Returns false if the arena is full.
     fn expand(&mut self, id: NodeId, pos: &Position, moves: &MoveList) -> bool {
         self.stats.positions += 1;
         let params = &self.config.params;
-        // A node pruned from a full tree and expanded again gets the priors it had earned.
-        let with_eval = params.eval_priors_at_expansion()
-            || (params.prior_eval > 0.0 && self.tree.get(id).visits > params.prior_eval_visits);
-        eval::priors(pos, moves.as_slice(), params, with_eval, &mut self.priors);
-        self.children.clear();
-        // Highest prior first (ties in generation order): deterministic, and the likely moves
-        // are scanned first. The order is found by sorting one integer key per move (the
-        // prior's descending `total_cmp` rank, then the move's index), which is cheaper than
-        // sorting the nodes and gives exactly the order of a stable sort by prior.
-        let mut order: arrayvec::ArrayVec<u64, 256> = self
-            .priors
-            .iter()
-            .enumerate()
-            .map(|(i, &prior)| (u64::from(descending_key(prior)) << 8) | i as u64)
-            .collect();
-        order.sort_unstable();
-        // Under a blast threat, a move that leaves one open loses at once: create it proven.
-        // The priors found out which moves do (their features include it).
-        let threatened = self.priors.threatened;
-        let checks = eval::check_squares(pos);
-        for &key in &order {
-            let i = (key & 0xff) as usize;
-            let (m, prior) = (moves[i], self.priors[i]);
-            let mut child = Node::new(Some(m), prior);
-            if eval::wins_at_once(pos, m)
-                || (checks.contains(m.to()) && eval::mates_at_once(pos, m))
-            {
-                child.proof = Proof::Loss(0);
-                child.minimax = 1.0;
-            } else if threatened && self.priors.leaves_threat[i] {
-                child.proof = Proof::Win(1);
-                child.minimax = 0.0;
-            }
-            self.children.push(child);
-        }
+        let with_eval = params.expansion_with_eval(self.tree.get(id).visits);
+        new_children(
+            pos,
+            moves,
+            params,
+            with_eval,
+            &mut self.priors,
+            &mut self.children,
+        );
         if !self.tree.add_children(id, &self.children) {
             return false;
         }
@@ -981,6 +995,109 @@ impl Searcher {
     }
 }
 
+/// A leaf's evaluation: its proof if the game is decided there, and its value for the player
+/// who moved into it (exact for a proof).
+#[derive(Clone, Copy, Debug)]
+struct Leaf {
+    proof: Option<Proof>,
+    value: f32,
+}
+
+/// First visit of a position: terminal checks, then the quiescence evaluation. `keys` ends with
+/// the repetition keys of the position's path (its own key last), back at least to its last
+/// irreversible move. Pure: batched searches run it on worker threads.
+fn evaluate_leaf(keys: &[u64], pos: &Position, params: &SearchParams, qstats: &mut QStats) -> Leaf {
+    let mut moves = MoveList::new();
+    pos.legal_moves_into(&mut moves);
+    if let Some(proof) = terminal(keys, pos, &moves) {
+        let value = proof.value_for_mover().unwrap_or(0.5);
+        return Leaf {
+            proof: Some(proof),
+            value,
+        };
+    }
+    let cp = eval::qsearch_root(pos, &moves, params, qstats);
+    Leaf {
+        proof: None,
+        value: 1.0 - eval::win_probability(cp, params.eval_scale),
+    }
+}
+
+/// The solver's view of a position reached in the tree, if the game is decided there. `keys`
+/// as for [`evaluate_leaf`].
+fn terminal(keys: &[u64], pos: &Position, moves: &MoveList) -> Option<Proof> {
+    // Repetition (twofold, as Lc0 does): the key seen before since the last irreversible move.
+    let len = keys.len();
+    let window = (pos.halfmove_clock() as usize).min(len - 1);
+    if keys[len - 1 - window..len - 1].contains(&keys[len - 1]) {
+        return Some(Proof::Draw);
+    }
+    if pos.board().king_of(pos.turn()).is_none() {
+        return Some(Proof::Loss(0));
+    }
+    if moves.is_empty() {
+        return Some(if pos.is_check() {
+            Proof::Loss(0)
+        } else {
+            Proof::Draw
+        });
+    }
+    // Two-ply look-ahead: a king-exploding capture or a checkmate wins at once.
+    if eval::any_wins_or_mates_at_once(pos, moves) {
+        return Some(Proof::Win(1));
+    }
+    if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+        return Some(Proof::Draw);
+    }
+    // The opponent's side of the look-ahead: every move allows a king-exploding capture.
+    if eval::loses_at_once(pos, moves) {
+        return Some(Proof::Loss(2));
+    }
+    None
+}
+
+/// The children of a position about to be expanded, into `children`: one per move with its
+/// prior, highest prior first, and created proven where the move's outcome is known at once.
+/// Pure: batched searches run it on worker threads.
+fn new_children(
+    pos: &Position,
+    moves: &MoveList,
+    params: &SearchParams,
+    with_eval: bool,
+    priors: &mut eval::Priors,
+    children: &mut Vec<Node>,
+) {
+    eval::priors(pos, moves.as_slice(), params, with_eval, priors);
+    children.clear();
+    // Highest prior first (ties in generation order): deterministic, and the likely moves
+    // are scanned first. The order is found by sorting one integer key per move (the
+    // prior's descending `total_cmp` rank, then the move's index), which is cheaper than
+    // sorting the nodes and gives exactly the order of a stable sort by prior.
+    let mut order: arrayvec::ArrayVec<u64, 256> = priors
+        .iter()
+        .enumerate()
+        .map(|(i, &prior)| (u64::from(descending_key(prior)) << 8) | i as u64)
+        .collect();
+    order.sort_unstable();
+    // Under a blast threat, a move that leaves one open loses at once: create it proven.
+    // The priors found out which moves do (their features include it).
+    let threatened = priors.threatened;
+    let checks = eval::check_squares(pos);
+    for &key in &order {
+        let i = (key & 0xff) as usize;
+        let (m, prior) = (moves[i], priors[i]);
+        let mut child = Node::new(Some(m), prior);
+        if eval::wins_at_once(pos, m) || (checks.contains(m.to()) && eval::mates_at_once(pos, m)) {
+            child.proof = Proof::Loss(0);
+            child.minimax = 1.0;
+        } else if threatened && priors.leaves_threat[i] {
+            child.proof = Proof::Win(1);
+            child.minimax = 0.0;
+        }
+        children.push(child);
+    }
+}
+
 /// Time-management memory within one search.
 #[derive(Default)]
 struct Watch {
@@ -1007,7 +1124,6 @@ fn proof_distance(proof: Proof) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::SearchParams;
 
     fn root_priors(searcher: &Searcher) -> Vec<(Move, f32)> {
         searcher
@@ -1022,7 +1138,8 @@ mod tests {
     }
 
     /// The root passes `PriorEvalVisits` visits in a search, so its children end with the
-    /// evaluation-refined priors; with the term off they keep the hand-made ones.
+    /// evaluation-refined priors; with the term off they keep the hand-made ones. Also when a
+    /// batched search refines them one batch late.
     #[test]
     fn priors_are_refined_once_a_node_has_enough_visits() {
         let pos = Position::from_fen(
@@ -1034,7 +1151,7 @@ mod tests {
             nodes: Some(300),
             ..Limits::default()
         };
-        for prior_eval in [0.0, 0.5] {
+        for (prior_eval, threads) in [(0.0, 1), (0.5, 1), (0.0, 2), (0.5, 2)] {
             let params = SearchParams {
                 prior_eval,
                 prior_eval_visits: 8,
@@ -1042,6 +1159,7 @@ mod tests {
             };
             let mut searcher = Searcher::new(SearchConfig {
                 hash_mb: 4,
+                threads,
                 params: params.clone(),
                 algorithm: Algorithm::Mcts,
                 ..SearchConfig::default()
@@ -1054,7 +1172,7 @@ mod tests {
             for (&(m, got), &want) in children.iter().zip(expected.iter()) {
                 assert!(
                     (got - want).abs() < 1e-6,
-                    "{m}: {got} vs {want} at {prior_eval}"
+                    "{m}: {got} vs {want} at {prior_eval}, {threads} threads"
                 );
             }
         }
@@ -1062,42 +1180,63 @@ mod tests {
 
     /// After a search every expanded node holds the minimax value and proof its children give:
     /// backups carry each change up, including one made by an expansion that finds children
-    /// proven at once (wins, or moves that leave a king blast open).
+    /// proven at once (wins, or moves that leave a king blast open). And the visits add up:
+    /// every playout through a node went on into one child, except the one that evaluated it
+    /// and those that ended at it proven, so batched searches leave no virtual loss behind.
     #[test]
     fn every_node_agrees_with_its_children_after_a_search() {
-        for fen in [
-            "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4",
-            "r6r/1p1k2p1/4Nn1p/pP3p2/Pn3P2/8/2P1p1PP/R1B1K2R w KQ - 3 20",
-            "6k1/5ppp/8/2b5/8/4B3/5PPP/6K1 w - - 0 1",
-        ] {
-            let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
-            let mut searcher = Searcher::new(SearchConfig {
-                hash_mb: 16,
-                algorithm: Algorithm::Mcts,
-                ..SearchConfig::default()
-            });
-            let limits = Limits {
-                nodes: Some(4000),
-                ..Limits::default()
-            };
-            searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
-            let mut checked = 0;
-            for id in 0..searcher.tree.len() as NodeId {
-                let node = *searcher.tree.get(id);
-                if !node.is_expanded() {
-                    continue;
-                }
-                searcher.refresh(id);
-                let fresh = searcher.tree.get(id);
+        for threads in [1, 2] {
+            for fen in [
+                "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4",
+                "r6r/1p1k2p1/4Nn1p/pP3p2/Pn3P2/8/2P1p1PP/R1B1K2R w KQ - 3 20",
+                "6k1/5ppp/8/2b5/8/4B3/5PPP/6K1 w - - 0 1",
+            ] {
+                let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
+                let mut searcher = Searcher::new(SearchConfig {
+                    hash_mb: 16,
+                    threads,
+                    algorithm: Algorithm::Mcts,
+                    ..SearchConfig::default()
+                });
+                let limits = Limits {
+                    nodes: Some(4000),
+                    ..Limits::default()
+                };
+                searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+                let stats = searcher.stats();
+                let root = *searcher.tree.get(ROOT);
+                // The root's first visit is its evaluation before the first playout.
                 assert_eq!(
-                    (fresh.minimax, fresh.proof),
-                    (node.minimax, node.proof),
-                    "{fen}: node {id} ({:?}) is stale",
-                    node.mv
+                    u64::from(root.visits),
+                    stats.reused + stats.playouts + 1,
+                    "{fen}, {threads} threads: root visits"
                 );
-                checked += 1;
+                assert!(stats.playouts <= 4000, "{fen}: {} playouts", stats.playouts);
+                let mut checked = 0;
+                for id in 0..searcher.tree.len() as NodeId {
+                    let node = *searcher.tree.get(id);
+                    let through: u32 = searcher.tree.children(&node).iter().map(|c| c.visits).sum();
+                    let visits = if node.visits == 0 { 0 } else { 1 + through };
+                    if node.proof == Proof::Unknown {
+                        assert_eq!(node.visits, visits, "{fen}, {threads} threads: node {id}");
+                    } else {
+                        assert!(node.visits >= visits, "{fen}, {threads} threads: node {id}");
+                    }
+                    if !node.is_expanded() {
+                        continue;
+                    }
+                    searcher.refresh(id);
+                    let fresh = searcher.tree.get(id);
+                    assert_eq!(
+                        (fresh.minimax, fresh.proof),
+                        (node.minimax, node.proof),
+                        "{fen}, {threads} threads: node {id} ({:?}) is stale",
+                        node.mv
+                    );
+                    checked += 1;
+                }
+                assert!(checked > 100, "{fen}: only {checked} expanded nodes");
             }
-            assert!(checked > 100, "{fen}: only {checked} expanded nodes");
         }
     }
 

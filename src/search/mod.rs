@@ -68,8 +68,11 @@ pub struct SearchConfig {
     pub algorithm: Algorithm,
     /// Tree (or transposition table) memory cap in MiB (the UCI `Hash` option).
     pub hash_mb: usize,
-    /// Search threads. The search runs on one thread; larger values are accepted and ignored
-    /// (see docs/ENGINE.md: on the 2-core target one strong thread is the better use).
+    /// Search threads. 1: one playout at a time on the calling thread. More: batched leaf
+    /// parallelism (`mcts/batch.rs`): the calling thread selects batches of 8 playouts per
+    /// thread with virtual losses and applies them, and every thread shares the leaf work
+    /// (evaluations, expansions, refined priors). The tree is only ever changed by the calling
+    /// thread; a fixed thread count, seed and node limit still give a deterministic search.
     pub threads: usize,
     /// Seed of the random choices (only used when `randomize` is on).
     pub seed: u64,

@@ -53,6 +53,14 @@ impl SearchParams {
         self.prior_eval > 0.0 && self.prior_eval_visits <= 1
     }
 
+    /// Whether a node with `visits` visits gets the evaluation term in its priors when it is
+    /// expanded: always if refining starts at the first visit, and a node pruned from a full
+    /// tree and expanded again gets the priors it had earned.
+    pub fn expansion_with_eval(&self, visits: u32) -> bool {
+        self.eval_priors_at_expansion()
+            || (self.prior_eval > 0.0 && visits > self.prior_eval_visits)
+    }
+
     /// Whether a node's priors are recomputed with the evaluation term when it has `visits`
     /// visits (once, later than its expansion).
     pub fn refines_priors_at(&self, visits: u32) -> bool {

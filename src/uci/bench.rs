@@ -1,7 +1,7 @@
 //! `atomic-bot bench`: a fixed search over fixed positions.
 //!
-//! Every position is searched by the MCTS from a fresh tree with the same playout budget on one
-//! thread, then by the alpha-beta search from a fresh table to a fixed depth, so the totals of
+//! Every position is searched by the MCTS from a fresh tree with the same playout budget (on one
+//! thread by default), then by the alpha-beta search from a fresh table to a fixed depth, so the totals of
 //! positions visited (`Nodes searched`, `Alpha-beta nodes`) are signatures of the two searches'
 //! behaviour: identical from run to run, changed when a search changes. Nodes per second
 //! measure speed.
@@ -30,11 +30,13 @@ pub const POSITIONS: &[&str] = &[
     "rn2k2r/pp5p/2p3pn/1B1p4/Pb1PPp2/2N5/1PP3PP/R1B1K2R w KQkq - 0 14",
 ];
 
-/// Runs the bench and prints one line per position, then the totals.
-pub fn run(out: &Output, config: &SearchConfig, playouts: u64) {
+/// Runs the bench on `threads` search threads and prints one line per position, then the
+/// totals. The signature is that of one thread; more threads search differently (batches of
+/// playouts, see `search::mcts`), with their own signature per thread count.
+pub fn run(out: &Output, config: &SearchConfig, playouts: u64, threads: usize) {
     let mut config = config.clone();
     config.algorithm = Algorithm::Mcts;
-    config.threads = 1;
+    config.threads = threads.max(1);
     config.randomize = false;
     let mut searcher = Searcher::new(config.clone());
     let stop = AtomicBool::new(false);

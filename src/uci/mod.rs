@@ -184,7 +184,7 @@ impl Engine {
             }
             Command::Bench => {
                 self.finish_search();
-                bench::run(&self.out, &self.options.search, bench::DEFAULT_PLAYOUTS);
+                bench::run(&self.out, &self.options.search, bench::DEFAULT_PLAYOUTS, 1);
             }
             Command::Empty => {}
         }

@@ -30,7 +30,7 @@ use super::{Limits, Proven, Score, SearchInfo, SearchParams, SearchResult};
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
 
-/// Nodes between looks at the clock, the node limit and the stop flag.
+/// Nodes between looks at the clock and the stop flag (the node limit is checked at every node).
 const CHECK_INTERVAL: u64 = 1024;
 /// Half-width of the first aspiration window (centipawns).
 const ASPIRATION: i32 = 40;
@@ -414,14 +414,14 @@ impl AlphaBeta {
         }
     }
 
-    /// Whether to abandon the search: checked every [`CHECK_INTERVAL`] nodes.
+    /// Whether to abandon the search.
     fn should_stop(&mut self, ctx: &Ctx) -> bool {
         if !self.aborted
             && !self.first_iteration
-            && self.nodes.is_multiple_of(CHECK_INTERVAL)
-            && (ctx.stop.load(AtomicOrdering::Relaxed)
-                || ctx.hard.is_some_and(|h| Instant::now() >= h)
-                || ctx.nodes.is_some_and(|n| self.nodes() >= n))
+            && (ctx.nodes.is_some_and(|n| self.nodes() >= n)
+                || (self.nodes.is_multiple_of(CHECK_INTERVAL)
+                    && (ctx.stop.load(AtomicOrdering::Relaxed)
+                        || ctx.hard.is_some_and(|h| Instant::now() >= h))))
         {
             self.aborted = true;
         }
