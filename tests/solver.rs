@@ -4,45 +4,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use atomic_bot::search::{
-    Algorithm, Limits, Proven, Score, SearchConfig, SearchResult, SearchStats, Searcher,
-};
+use atomic_bot::search::{Algorithm, Limits, Proven, Score, SearchConfig, SearchStats, Searcher};
 use atomic_chess::{Game, Position};
 
-struct Puzzle {
-    fen: String,
-    best: String,
-    mate: u32,
-    id: String,
-}
-
-fn puzzles(mate: u32) -> Vec<Puzzle> {
-    include_str!("data/tactics.epd")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            let parts: Vec<&str> = line.split(';').map(str::trim).collect();
-            Puzzle {
-                fen: parts[0].to_string(),
-                best: parts[1].trim_start_matches("bm ").to_string(),
-                mate: parts[2]
-                    .trim_start_matches("mate ")
-                    .parse()
-                    .expect("mate N"),
-                id: parts[3].trim_start_matches("id ").to_string(),
-            }
-        })
-        .filter(|p| p.mate == mate)
-        .collect()
-}
-
-fn search(searcher: &mut Searcher, game: &Game, nodes: u64) -> SearchResult {
-    let limits = Limits {
-        nodes: Some(nodes),
-        ..Limits::default()
-    };
-    searcher.search(game, &limits, &AtomicBool::new(false), &mut |_| {})
-}
+mod tactics;
+use tactics::{puzzles, search};
 
 /// These tests are about the MCTS solver (`tests/alphabeta.rs` has the alpha-beta's).
 fn config() -> SearchConfig {
