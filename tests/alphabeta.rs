@@ -213,6 +213,35 @@ fn no_move_and_single_move() {
     assert!(result.best_move.is_some());
 }
 
+/// An infinite search (pondering, `go infinite`) waits for `stop` even when it has nothing left
+/// to search: here a win in one, found at once.
+#[test]
+fn an_infinite_search_waits_for_stop_after_a_win_is_found() {
+    let puzzle = &puzzles(1)[0];
+    let pos = Position::from_fen(&puzzle.fen).expect("fen");
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    let stopped = std::sync::Arc::new(AtomicBool::new(false));
+    let seen = std::sync::Arc::clone(&stopped);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let mut searcher = Searcher::new(config());
+    let limits = Limits {
+        infinite: true,
+        ..Limits::default()
+    };
+    let result = searcher.search(&Game::new(pos), &limits, &stop, &mut |_| {});
+    assert!(
+        stopped.load(std::sync::atomic::Ordering::SeqCst),
+        "returned before stop"
+    );
+    setter.join().expect("setter");
+    assert_eq!(result.info.score, Score::Mate(1));
+}
+
 /// An infinite search ends when the stop flag is set from another thread, with a legal move.
 #[test]
 fn stop_flag_ends_an_infinite_search() {

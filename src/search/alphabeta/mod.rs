@@ -32,6 +32,8 @@ use table::Table;
 
 /// Nodes between looks at the clock and the stop flag (the node limit is checked at every node).
 const CHECK_INTERVAL: u64 = 1024;
+/// How long an infinite search with nothing left to search sleeps between looks at `stop`.
+const IDLE_NAP: std::time::Duration = std::time::Duration::from_micros(500);
 /// Half-width of the first aspiration window (centipawns).
 const ASPIRATION: i32 = 40;
 /// Lines searched to pick a random opening move among near-equal ones.
@@ -237,6 +239,13 @@ impl AlphaBeta {
             }
         }
 
+        if limits.infinite {
+            // Pondering or `go infinite` must not answer before `stop` (or `ponderhit`), even
+            // when there is nothing left to search (a mate found, the deepest iteration done).
+            while !stop.load(AtomicOrdering::Relaxed) {
+                std::thread::sleep(IDLE_NAP);
+            }
+        }
         let (depth, mut root_moves) = completed.unwrap_or_else(|| (0, self.root_moves.clone()));
         if random.is_some() {
             pick_random(&mut root_moves, lines, window);
