@@ -215,9 +215,7 @@ impl Searcher {
         }
         self.refresh(ROOT);
 
-        let ply = (root_pos.fullmove_number().saturating_sub(1)) * 2
-            + u32::from(root_pos.turn() == Color::Black);
-        let randomize = self.config.randomize && ply < self.config.params.random_plies;
+        let randomize = self.randomizes(&root_pos);
         let single = root_moves.len() == 1;
         let threads = self.config.threads.max(1);
         if threads == 1 {
@@ -332,6 +330,14 @@ impl Searcher {
         self.flush_refines();
     }
 
+    /// Whether the move from `pos` is picked at random among near-equal ones (`Randomize`, in
+    /// the first `RandomPlies` plies of the game), whichever the search.
+    fn randomizes(&self, pos: &Position) -> bool {
+        let ply =
+            (pos.fullmove_number().saturating_sub(1)) * 2 + u32::from(pos.turn() == Color::Black);
+        self.config.randomize && ply < self.config.params.random_plies
+    }
+
     /// The search of [`Algorithm::AlphaBeta`]: the table lives as long as the searcher.
     fn search_alphabeta(
         &mut self,
@@ -340,11 +346,7 @@ impl Searcher {
         stop: &AtomicBool,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        let pos = game.position();
-        let ply =
-            (pos.fullmove_number().saturating_sub(1)) * 2 + u32::from(pos.turn() == Color::Black);
-        let random = (self.config.randomize && ply < self.config.params.random_plies)
-            .then(|| self.next_random());
+        let random = self.randomizes(game.position()).then(|| self.next_random());
         let hash_mb = self.config.hash_mb;
         let ab = self.ab.get_or_insert_with(|| AlphaBeta::new(hash_mb));
         let result = ab.search(
@@ -359,7 +361,6 @@ impl Searcher {
         self.stats = SearchStats {
             playouts: ab.nodes(),
             positions: ab.nodes(),
-            depth_sum: u64::from(result.info.depth),
             max_depth: result.info.seldepth,
             ..SearchStats::default()
         };
@@ -898,18 +899,16 @@ impl Searcher {
             }
         }
         let root = *self.tree.get(ROOT);
-        let win_probability = match (root.proof, best) {
-            (Proof::Win(_), _) => 1.0,
-            (Proof::Loss(_), _) => 0.0,
-            (Proof::Draw, _) => 0.5,
-            (_, Some(c)) => self.child_score(self.tree.get(c)).1,
-            (_, None) => 0.5,
-        };
         let proven = match root.proof {
             Proof::Win(d) => Some(Proven::Win(u32::from(d).div_ceil(2))),
             Proof::Loss(d) => Some(Proven::Loss(u32::from(d) / 2)),
             Proof::Draw => Some(Proven::Draw),
             Proof::Unknown => None,
+        };
+        let win_probability = match (proven, best) {
+            (Some(p), _) => p.win_probability(),
+            (None, Some(c)) => self.child_score(self.tree.get(c)).1,
+            (None, None) => 0.5,
         };
         let best_move = best.and_then(|c| self.tree.get(c).mv);
         let ponder_move = best

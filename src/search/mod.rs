@@ -174,3 +174,14 @@ pub enum Proven {
     /// Draw.
     Draw,
 }
+
+impl Proven {
+    /// The exact win probability of a proven result (1, 0 or ½).
+    pub fn win_probability(self) -> f32 {
+        match self {
+            Proven::Win(_) => 1.0,
+            Proven::Loss(_) => 0.0,
+            Proven::Draw => 0.5,
+        }
+    }
+}

@@ -382,12 +382,10 @@ impl AlphaBeta {
             None => Some(Proven::Draw),
             Some(_) => None,
         };
-        let win_probability = match proven {
-            Some(Proven::Win(_)) => 1.0,
-            Some(Proven::Loss(_)) => 0.0,
-            Some(Proven::Draw) => 0.5,
-            None => eval::win_probability(score, self.params.eval_scale),
-        };
+        let win_probability = proven.map_or_else(
+            || eval::win_probability(score, self.params.eval_scale),
+            Proven::win_probability,
+        );
         SearchResult {
             best_move,
             ponder_move,
