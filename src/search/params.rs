@@ -24,6 +24,9 @@ pub struct SearchParams {
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
     pub qsearch_depth: u32,
+    /// The quiescence search answers a blast threat on the king as it answers a check: every
+    /// move, no stand pat.
+    pub qsearch_threats: bool,
     /// Scale of the fitted policy's evaluation term in the refined priors (1 = as fitted,
     /// 0 = off: no refinement).
     pub prior_eval: f32,
@@ -45,6 +48,37 @@ pub struct SearchParams {
     /// Alpha-beta: no new iteration is started after this fraction of the soft time limit
     /// (the next one would take two to three times the time of all before it).
     pub ab_time_fraction: f32,
+    /// Alpha-beta late move reductions: `AbLmrBase + ln(depth) ln(move number) / AbLmrDiv`
+    /// plies (0 = the older step formula).
+    pub ab_lmr_div: f32,
+    /// See `ab_lmr_div`.
+    pub ab_lmr_base: f32,
+    /// Alpha-beta: a reduction shrinks by one ply per this much history (0 = off).
+    pub ab_lmr_history: i32,
+    /// Alpha-beta: at non-PV nodes of depth ≤ 4, captures whose blast balance loses more than
+    /// this many centipawns per ply of depth are skipped (0 = off).
+    pub ab_see_margin: i32,
+    /// Alpha-beta: a node this deep or deeper without a table move is searched one ply less
+    /// (internal iterative reduction; 0 = off).
+    pub ab_iir_depth: i32,
+    /// Alpha-beta: reverse futility margin per ply (centipawns).
+    pub ab_rfp_margin: i32,
+    /// Alpha-beta: futility margin per ply for quiet moves (centipawns).
+    pub ab_futility_margin: i32,
+    /// Alpha-beta: the null move's reduction grows by a ply per this much static evaluation
+    /// above beta (0 = off).
+    pub ab_null_eval_div: i32,
+    /// Alpha-beta: checks are extended by a ply (1) or not (0).
+    pub ab_check_extension: i32,
+    /// Alpha-beta: late move pruning keeps `AbLmpBase + depth²` quiet moves at depth ≤ 3
+    /// (halved when the static evaluation is not improving and `AbImproving` is on).
+    pub ab_lmp_base: i32,
+    /// Alpha-beta: use whether the static evaluation improved on two plies before in reverse
+    /// futility, late move pruning and reductions (1) or not (0).
+    pub ab_improving: i32,
+    /// Alpha-beta: weight of the continuation histories (the moves one and two plies before)
+    /// in the ordering of quiet moves (0 = off).
+    pub ab_cont_weight: i32,
 }
 
 impl SearchParams {
@@ -78,6 +112,7 @@ impl Default for SearchParams {
             minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
+            qsearch_threats: false,
             prior_eval: 1.0,
             prior_eval_visits: 4,
             random_window: 0.05,
@@ -85,6 +120,18 @@ impl Default for SearchParams {
             time_extension: 2.0,
             smart_pruning: 0.0,
             ab_time_fraction: 0.6,
+            ab_lmr_div: 0.0,
+            ab_lmr_base: 0.0,
+            ab_lmr_history: 0,
+            ab_see_margin: 0,
+            ab_iir_depth: 0,
+            ab_rfp_margin: 150,
+            ab_futility_margin: 200,
+            ab_null_eval_div: 0,
+            ab_check_extension: 1,
+            ab_lmp_base: 4,
+            ab_improving: 0,
+            ab_cont_weight: 0,
         }
     }
 }
@@ -145,6 +192,14 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
+    ParamSpec {
+        name: "QSearchThreats",
+        min: 0,
+        max: 1,
+        scale: 1.0,
+        get: |p| f64::from(u8::from(p.qsearch_threats)),
+        set: |p, v| p.qsearch_threats = v > 0.5,
+    },
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
     spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
@@ -152,6 +207,18 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
     spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
     spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
+    spec!("AbLmrDiv", ab_lmr_div, 0, 1000, 100.0, f32),
+    spec!("AbLmrBase", ab_lmr_base, -200, 300, 100.0, f32),
+    spec!("AbLmrHistory", ab_lmr_history, 0, 1_000_000, 1.0, i32),
+    spec!("AbSeeMargin", ab_see_margin, 0, 2000, 1.0, i32),
+    spec!("AbIirDepth", ab_iir_depth, 0, 64, 1.0, i32),
+    spec!("AbRfpMargin", ab_rfp_margin, 0, 2000, 1.0, i32),
+    spec!("AbFutilityMargin", ab_futility_margin, 0, 2000, 1.0, i32),
+    spec!("AbNullEvalDiv", ab_null_eval_div, 0, 2000, 1.0, i32),
+    spec!("AbCheckExtension", ab_check_extension, 0, 1, 1.0, i32),
+    spec!("AbLmpBase", ab_lmp_base, 0, 64, 1.0, i32),
+    spec!("AbImproving", ab_improving, 0, 1, 1.0, i32),
+    spec!("AbContWeight", ab_cont_weight, 0, 64, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

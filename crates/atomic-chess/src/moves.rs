@@ -140,6 +140,38 @@ impl Move {
     }
 }
 
+impl Move {
+    /// The move packed into 32 bits, never 0 (so 0 can stand for "no move"): compact storage
+    /// for a transposition table. [`Move::from_bits`] inverts it.
+    #[inline]
+    pub const fn to_bits(self) -> u32 {
+        self.from.index() as u32
+            | (self.to.index() as u32) << 6
+            | (self.role as u32) << 12
+            | (self.flags as u32) << 16
+            | 1 << 31
+    }
+
+    /// The move of [`Move::to_bits`]; `None` for 0 or bits no move packs to.
+    #[inline]
+    pub fn from_bits(bits: u32) -> Option<Move> {
+        if bits >> 31 != 1 || bits & 0x7f80_0000 != 0 {
+            return None;
+        }
+        let role = *Role::ALL.get(((bits >> 12) & 0xf) as usize)?;
+        let flags = ((bits >> 16) & 0x7f) as u8;
+        if flags & PROMO_MASK > Role::Queen as u8 || flags >> 6 != 0 {
+            return None;
+        }
+        Some(Move {
+            from: Square::new(bits & 0x3f),
+            to: Square::new((bits >> 6) & 0x3f),
+            role,
+            flags,
+        })
+    }
+}
+
 /// UCI notation: `e2e4`, `e7e8q`; castling as the king's two-square move `e1g1`.
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -148,5 +180,29 @@ impl fmt::Display for Move {
             write!(f, "{}", p.char())?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Position;
+
+    #[test]
+    fn bits_round_trip_for_every_kind_of_move() {
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            // Castling both ways, promotions with and without capture, en passant.
+            "r3k2r/1P4P1/8/3pP3/8/8/1p4p1/R3K2R w KQkq d6 0 1",
+            "r3k2r/1P4P1/8/8/3Pp3/8/1p4p1/R3K2R b KQkq d3 0 1",
+        ] {
+            let pos = Position::from_fen(fen).expect("valid FEN");
+            for &m in pos.legal_moves().iter() {
+                assert_ne!(m.to_bits(), 0);
+                assert_eq!(Move::from_bits(m.to_bits()), Some(m), "{fen}: {m}");
+            }
+        }
+        assert_eq!(Move::from_bits(0), None);
+        assert_eq!(Move::from_bits(u32::MAX), None);
     }
 }

@@ -73,7 +73,14 @@ pub struct AlphaBeta {
     /// Triangular principal-variation table.
     pv: Vec<[Option<Move>; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
+    /// Static evaluation per ply of the current line (`-MATE` in check).
+    evals: [i32; MAX_PLY],
+    /// (piece, destination) of the move played at each ply of the current line, offset by
+    /// two so that the root's "previous moves" are `NO_PIECE_TO`.
+    stack: [usize; MAX_PLY + 2],
     root_moves: Vec<RootMove>,
+    /// Late move reductions by depth and moves searched (from the parameters).
+    lmr: Box<[[u8; 64]; 64]>,
 }
 
 impl AlphaBeta {
@@ -91,7 +98,10 @@ impl AlphaBeta {
             seldepth: 0,
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
+            evals: [0; MAX_PLY],
+            stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
+            lmr: lmr_table(&SearchParams::default()),
         }
     }
 
@@ -121,7 +131,11 @@ impl AlphaBeta {
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         let start = Instant::now();
-        self.params = params.clone();
+        if self.params != *params {
+            self.params = params.clone();
+            self.lmr = lmr_table(params);
+        }
+        self.ordering.cont_weight = params.ab_cont_weight;
         self.nodes = 0;
         self.qstats = QStats::default();
         self.aborted = false;
@@ -311,6 +325,7 @@ impl AlphaBeta {
             let mut child = *root;
             child.play_unchecked(mv);
             self.keys.push(child.zobrist());
+            self.stack[2] = ordering::piece_to(root.turn(), mv);
             // Scores are compared with the move's bonus: search the child against shifted bounds.
             let (lo, hi) = (bar - bonus, beta - bonus);
             let mut score = if i < lines {
@@ -461,6 +476,23 @@ fn pick_random(root_moves: &mut [RootMove], lines: usize, window: i32) {
 }
 
 /// SplitMix64 finaliser.
+/// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (0 with the
+/// step formula, `AbLmrDiv` = 0).
+fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
+    let mut table = Box::new([[0u8; 64]; 64]);
+    if params.ab_lmr_div <= 0.0 {
+        return table;
+    }
+    for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        for (searched, r) in row.iter_mut().enumerate() {
+            let x = params.ab_lmr_base
+                + (depth as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
+            *r = x.clamp(0.0, 63.0) as u8;
+        }
+    }
+    table
+}
+
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -13,11 +13,6 @@ use super::table::{Bound, from_table, to_table};
 use super::{AlphaBeta, Ctx, has_pieces};
 use crate::search::eval::{self, MATE, MATE_BOUND};
 
-/// Reverse futility margin per ply of depth (centipawns).
-const RFP_MARGIN: i32 = 150;
-/// Futility margin per ply of depth for quiet moves (centipawns).
-const FUTILITY_MARGIN: i32 = 200;
-
 impl AlphaBeta {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
@@ -64,7 +59,7 @@ impl AlphaBeta {
             return eval::static_eval(pos);
         }
         if in_check {
-            depth += 1;
+            depth += self.params.ab_check_extension;
         } else if depth <= 0 && eval::blast_threats(pos, pos.turn()) > 0 {
             // A blast threat on our king is as forcing as a check, and the quiescence search
             // (captures only) would stand pat through it.
@@ -87,7 +82,7 @@ impl AlphaBeta {
         let table_move = entry.and_then(|e| e.mv);
         if let Some(e) = entry
             && !pv_node
-            && i32::from(e.depth) >= depth
+            && e.depth >= depth
         {
             let s = from_table(e.score, ply);
             let cut = match e.bound {
@@ -101,18 +96,34 @@ impl AlphaBeta {
             }
         }
 
+        if self.params.ab_iir_depth > 0 && depth >= self.params.ab_iir_depth && table_move.is_none()
+        {
+            depth -= 1;
+        }
         let static_eval = if in_check {
             -MATE
         } else {
             eval::static_eval(pos)
         };
+        self.evals[ply] = static_eval;
+        let improving = self.params.ab_improving > 0
+            && !in_check
+            && ply >= 2
+            && static_eval > self.evals[ply - 2];
+        let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
         if !pv_node && !in_check && beta.abs() < MATE_BOUND {
-            if depth <= 3 && static_eval - RFP_MARGIN * depth >= beta {
+            if depth <= 3
+                && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
+            {
                 return static_eval;
             }
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
-                let reduction = 3 + depth / 4;
+                let mut reduction = 3 + depth / 4;
+                if self.params.ab_null_eval_div > 0 {
+                    reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
+                }
                 let null = pos.null_move();
+                self.stack[ply + 2] = super::ordering::NO_PIECE_TO;
                 self.keys.push(null.zobrist());
                 let s = -self.node(
                     ctx,
@@ -133,9 +144,10 @@ impl AlphaBeta {
             }
         }
 
+        let prev = [self.stack[ply + 1], self.stack[ply]];
         let mut keyed: arrayvec::ArrayVec<(i32, atomic_chess::Move), 256> = moves
             .iter()
-            .map(|&m| (self.ordering.key(pos, m, table_move, ply), m))
+            .map(|&m| (self.ordering.key(pos, m, table_move, ply, prev), m))
             .collect();
         let original_alpha = alpha;
         let mut best = -MATE;
@@ -149,24 +161,49 @@ impl AlphaBeta {
             keyed.swap(i, top.unwrap_or(i));
             let m = keyed[i].1;
             let quiet = !m.is_capture() && m.promotion().is_none();
+            let see_margin = self.params.ab_see_margin;
+            if see_margin > 0
+                && m.is_capture()
+                && !pv_node
+                && !in_check
+                && depth <= 4
+                && searched > 0
+                && best > -MATE_BOUND
+                && eval::blast_balance(pos, m) < -see_margin * depth
+            {
+                continue;
+            }
             let mut child = *pos;
             child.play_unchecked(m);
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
-                if depth <= 2 && static_eval + FUTILITY_MARGIN * depth <= alpha {
+                if depth <= 2 && static_eval + self.params.ab_futility_margin * depth <= alpha {
                     continue;
                 }
-                if depth <= 3 && searched >= (4 + depth * depth) as usize {
+                let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
+                if depth <= 3 && searched >= lmp as usize {
                     continue;
                 }
             }
             self.keys.push(child.zobrist());
+            self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
             let score = if searched == 0 {
                 -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true)
             } else {
                 let mut reduction = 0;
-                if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {
+                if self.params.ab_lmr_div > 0.0 {
+                    if depth >= 3 && quiet && !in_check && !gives_check {
+                        reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
+                            - i32::from(pv_node)
+                            + not_improving;
+                        if self.params.ab_lmr_history > 0 {
+                            reduction -=
+                                self.ordering.history(pos.turn(), m) / self.params.ab_lmr_history;
+                        }
+                        reduction = reduction.clamp(0, depth - 2);
+                    }
+                } else if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {
                     reduction =
                         1 + i32::from(searched >= 8) + i32::from(depth >= 6 && searched >= 16)
                             - i32::from(pv_node);
@@ -208,7 +245,7 @@ impl AlphaBeta {
                     if alpha >= beta {
                         if quiet {
                             self.ordering
-                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply, prev);
                         }
                         break;
                     }

@@ -23,91 +23,150 @@ pub enum Bound {
     Upper,
 }
 
-/// One slot.
+impl Bound {
+    const ALL: [Bound; 4] = [Bound::None, Bound::Exact, Bound::Lower, Bound::Upper];
+}
+
+/// One slot as the search reads it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Entry {
-    pub key: u64,
     pub mv: Option<Move>,
     /// Mate scores are stored relative to this node (see [`to_table`]).
     pub score: i32,
-    pub depth: i16,
+    pub depth: i32,
     pub bound: Bound,
     generation: u8,
 }
 
-/// The table: a power-of-two number of entries.
+/// Generations wrap at this (six bits of a slot).
+const GENERATIONS: u8 = 64;
+
+/// One slot as stored, 16 bytes: the whole key, then the move's bits (32), the score (16),
+/// the depth (8), the bound (2) and the generation (6). All zeros is an empty slot, so a new
+/// table is a zeroed allocation: the operating system commits its pages only as they are
+/// written, and a table of a few hundred MB costs nothing until the search fills it.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: u64,
+    data: u64,
+}
+
+impl Slot {
+    fn pack(key: u64, entry: &Entry) -> Slot {
+        let mv = entry.mv.map_or(0, Move::to_bits);
+        let data = u64::from(mv)
+            | u64::from(entry.score.clamp(i16::MIN.into(), i16::MAX.into()) as i16 as u16) << 32
+            | u64::from(entry.depth.clamp(i8::MIN.into(), i8::MAX.into()) as i8 as u8) << 48
+            | (entry.bound as u64) << 56
+            | u64::from(entry.generation % GENERATIONS) << 58;
+        Slot { key, data }
+    }
+
+    fn entry(self) -> Entry {
+        let d = self.data;
+        Entry {
+            mv: Move::from_bits(d as u32),
+            score: i32::from((d >> 32) as u16 as i16),
+            depth: i32::from((d >> 48) as u8 as i8),
+            bound: Bound::ALL[((d >> 56) & 3) as usize],
+            generation: (d >> 58) as u8,
+        }
+    }
+
+    fn bound(self) -> Bound {
+        Bound::ALL[((self.data >> 56) & 3) as usize]
+    }
+
+    fn generation(self) -> u8 {
+        (self.data >> 58) as u8
+    }
+}
+
+/// The table: a power-of-two number of slots, each stored as `[key, data]` (`vec!` of
+/// zeros allocates zeroed memory, which the operating system commits lazily).
 pub struct Table {
-    entries: Vec<Entry>,
+    slots: Vec<[u64; 2]>,
     generation: u8,
 }
 
+fn zeroed(len: usize) -> Vec<[u64; 2]> {
+    vec![[0; 2]; len]
+}
+
 impl Table {
-    /// A table of about `mb` MiB (at least 1024 entries).
+    /// A table of about `mb` MiB (at least 1024 slots).
     pub fn new(mb: usize) -> Table {
-        let want = (mb.max(1) << 20) / std::mem::size_of::<Entry>();
+        let want = (mb.max(1) << 20) / std::mem::size_of::<[u64; 2]>();
         // The largest power of two that fits.
         let size = (want.next_power_of_two() >> usize::from(!want.is_power_of_two())).max(1024);
         Table {
-            entries: vec![Entry::default(); size],
+            slots: zeroed(size),
             generation: 0,
         }
     }
 
-    /// Forgets every entry (a new game).
+    /// Forgets every entry (a new game): a fresh zeroed allocation, so a table that is
+    /// cleared and barely used again does not stay resident.
     pub fn clear(&mut self) {
-        self.entries.fill(Entry::default());
+        self.slots = zeroed(self.slots.len());
         self.generation = 0;
     }
 
     /// Marks the start of a search: older entries give way to new ones.
     pub fn new_search(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
+        self.generation = (self.generation + 1) % GENERATIONS;
     }
 
     fn slot(&self, key: u64) -> usize {
-        key as usize & (self.entries.len() - 1)
+        key as usize & (self.slots.len() - 1)
+    }
+
+    fn read(&self, index: usize) -> Slot {
+        let [key, data] = self.slots[index];
+        Slot { key, data }
     }
 
     /// The entry of `key`, if stored.
     pub fn probe(&self, key: u64) -> Option<Entry> {
-        let e = self.entries[self.slot(key)];
-        (e.key == key && e.bound != Bound::None).then_some(e)
+        let s = self.read(self.slot(key));
+        (s.key == key && s.bound() != Bound::None).then(|| s.entry())
     }
 
     /// Stores a search result. `score` is already relative to the node ([`to_table`]).
     pub fn store(&mut self, key: u64, mv: Option<Move>, score: i32, depth: i32, bound: Bound) {
         let generation = self.generation;
         let slot = self.slot(key);
-        let old = &mut self.entries[slot];
+        let old = self.read(slot);
         if old.key != key
-            && old.bound != Bound::None
-            && old.generation == generation
-            && i32::from(old.depth) > depth + 2
+            && old.bound() != Bound::None
+            && old.generation() == generation
+            && old.entry().depth > depth + 2
         {
             return;
         }
         let mv = if mv.is_none() && old.key == key {
-            old.mv
+            old.entry().mv
         } else {
             mv
         };
-        *old = Entry {
-            key,
+        let entry = Entry {
             mv,
             score,
-            depth: depth.clamp(i16::MIN.into(), i16::MAX.into()) as i16,
+            depth,
             bound,
             generation,
         };
+        let packed = Slot::pack(key, &entry);
+        self.slots[slot] = [packed.key, packed.data];
     }
 
     /// Permille of the first thousand slots holding an entry of the current search (UCI
     /// `hashfull`).
     pub fn permille_full(&self) -> u32 {
-        let sample = self.entries.len().min(1000);
-        let used = self.entries[..sample]
-            .iter()
-            .filter(|e| e.bound != Bound::None && e.generation == self.generation)
+        let sample = self.slots.len().min(1000);
+        let used = (0..sample)
+            .map(|i| self.read(i))
+            .filter(|s| s.bound() != Bound::None && s.generation() == self.generation)
             .count();
         (used * 1000 / sample) as u32
     }
@@ -147,9 +206,9 @@ mod tests {
     fn size_is_a_power_of_two_within_the_budget() {
         for mb in [1, 3, 16, 64] {
             let t = Table::new(mb);
-            assert!(t.entries.len().is_power_of_two());
-            assert!(t.entries.len() * std::mem::size_of::<Entry>() <= mb << 20);
-            assert!(t.entries.len() * std::mem::size_of::<Entry>() * 2 > mb << 20);
+            assert!(t.slots.len().is_power_of_two());
+            assert!(t.slots.len() * 16 <= mb << 20);
+            assert!(t.slots.len() * 16 * 2 > mb << 20);
         }
     }
 
@@ -167,7 +226,7 @@ mod tests {
     #[test]
     fn a_deep_entry_of_this_search_is_kept_and_a_stale_one_is_replaced() {
         let mut t = Table::new(1);
-        let n = t.entries.len() as u64;
+        let n = t.slots.len() as u64;
         let (a, b) = (5, 5 + n);
         t.store(a, None, 10, 9, Bound::Exact);
         t.store(b, None, 20, 3, Bound::Lower);
@@ -177,5 +236,27 @@ mod tests {
         t.store(b, None, 20, 3, Bound::Lower);
         assert_eq!(t.probe(b).map(|e| e.score), Some(20));
         assert!(t.probe(a).is_none());
+    }
+
+    #[test]
+    fn an_entry_reads_back_as_stored() {
+        let pos = atomic_chess::Position::from_fen("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1").unwrap();
+        let promotion = pos.parse_uci("b7b8n").unwrap();
+        let mut t = Table::new(1);
+        for (mv, score, depth, bound) in [
+            (Some(promotion), -MATE + 3, -2, Bound::Upper),
+            (None, MATE - 1, 120, Bound::Lower),
+            (Some(promotion), 0, 0, Bound::Exact),
+        ] {
+            t.new_search();
+            t.store(77, mv, score, depth, bound);
+            let e = t.probe(77).expect("stored");
+            assert_eq!(
+                (e.mv, e.score, e.depth, e.bound),
+                (mv.or(Some(promotion)), score, depth, bound)
+            );
+        }
+        t.clear();
+        assert!(t.probe(77).is_none());
     }
 }
