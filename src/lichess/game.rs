@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
-use crate::config::{DrawPolicy, GameSettings, Settings, ShutdownMode};
+use crate::config::{DrawPolicy, Engine, GameSettings, Settings, ShutdownMode};
 use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
@@ -1040,11 +1040,17 @@ impl Task {
     }
 }
 
-/// Each game's tree memory (`Hash`): `search.hash_mb` bounds all games together. The search
+/// Each game's search memory (`Hash`): `search.hash_mb` bounds all games together. The MCTS
 /// copies the kept subtree into a fresh arena between moves, so one tree can briefly use twice
-/// its `Hash`: each game gets half of its share to keep the total within `search.hash_mb`.
+/// its `Hash`: each game gets half of its share. The alpha-beta table never copies, and its
+/// pages are committed only as the search writes them: it gets the whole share.
 pub fn hash_share(settings: &Settings) -> u64 {
-    (settings.search.hash_mb / u64::from(settings.challenge.max_games.max(1)) / 2).max(1)
+    let share = settings.search.hash_mb / u64::from(settings.challenge.max_games.max(1));
+    let share = match settings.search.engine {
+        Engine::Mcts => share / 2,
+        Engine::Alphabeta | Engine::Simple => share,
+    };
+    share.max(1)
 }
 
 /// Runs the calling (blocking-pool) thread at a lower CPU priority, once per thread, so that the
@@ -1109,6 +1115,19 @@ async fn sleep_opt(at: Option<Instant>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_mcts_halves_its_share_of_the_hash() {
+        let mut settings = Settings::default();
+        settings.search.hash_mb = 512;
+        settings.challenge.max_games = 4;
+        settings.search.engine = Engine::Alphabeta;
+        assert_eq!(hash_share(&settings), 128);
+        settings.search.engine = Engine::Mcts;
+        assert_eq!(hash_share(&settings), 64);
+        settings.search.hash_mb = 1;
+        assert_eq!(hash_share(&settings), 1);
+    }
 
     #[test]
     fn first_move_wait_depends_on_the_clock() {
