@@ -125,7 +125,12 @@ async fn main() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
-            let f = &v["fields"];
+            // JSON logs put the event's fields at the top level (`flatten_event`).
+            let f = if v["fields"].is_object() {
+                &v["fields"]
+            } else {
+                &v
+            };
             if let (Some(o), Some(t)) = (f["overhead_us"].as_u64(), f["think_ms"].as_u64()) {
                 o2.lock().unwrap().push(o);
                 t2.lock().unwrap().push(t);

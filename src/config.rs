@@ -303,7 +303,7 @@ impl Default for SearchSettings {
     fn default() -> Self {
         Self {
             engine: Engine::Alphabeta,
-            hash_mb: 512,
+            hash_mb: 128,
             threads: 1,
         }
     }

@@ -79,6 +79,12 @@ pub struct SearchParams {
     /// Alpha-beta: weight of the continuation histories (the moves one and two plies before)
     /// in the ordering of quiet moves (0 = off).
     pub ab_cont_weight: i32,
+    /// Alpha-beta: scale the time by the best move's stability and the score's trend (1) or
+    /// not (0).
+    pub ab_time_stability: i32,
+    /// Alpha-beta: a node whose side to move is under a blast threat is extended by a ply at
+    /// any depth, like a check (1), or only at the leaves (0).
+    pub ab_threat_extension: i32,
 }
 
 impl SearchParams {
@@ -120,18 +126,20 @@ impl Default for SearchParams {
             time_extension: 2.0,
             smart_pruning: 0.0,
             ab_time_fraction: 0.6,
-            ab_lmr_div: 0.0,
-            ab_lmr_base: 0.0,
+            ab_lmr_div: 2.25,
+            ab_lmr_base: 0.75,
             ab_lmr_history: 0,
-            ab_see_margin: 0,
-            ab_iir_depth: 0,
+            ab_see_margin: 100,
+            ab_iir_depth: 4,
             ab_rfp_margin: 150,
             ab_futility_margin: 200,
             ab_null_eval_div: 0,
             ab_check_extension: 1,
             ab_lmp_base: 4,
-            ab_improving: 0,
+            ab_improving: 1,
             ab_cont_weight: 0,
+            ab_time_stability: 0,
+            ab_threat_extension: 0,
         }
     }
 }
@@ -219,6 +227,8 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbLmpBase", ab_lmp_base, 0, 64, 1.0, i32),
     spec!("AbImproving", ab_improving, 0, 1, 1.0, i32),
     spec!("AbContWeight", ab_cont_weight, 0, 64, 1.0, i32),
+    spec!("AbTimeStability", ab_time_stability, 0, 1, 1.0, i32),
+    spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

@@ -200,6 +200,9 @@ impl AlphaBeta {
             (d as i32).clamp(1, MAX_PLY as i32 - 8)
         });
         let mut completed: Option<(i32, Vec<RootMove>)> = None;
+        // Time stability: how often the best move changed lately, and since when it holds.
+        let mut changes = 0.0f32;
+        let mut stable_iterations = 0u32;
         for depth in 1..=max_depth {
             self.first_iteration = depth == 1;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
@@ -224,6 +227,16 @@ impl AlphaBeta {
                 }
                 break;
             }
+            let (previous_best, previous_score) = completed
+                .as_ref()
+                .map_or((None, score), |(_, r)| (Some(r[0].mv), r[0].score));
+            changes *= 0.5;
+            if previous_best.is_some_and(|b| b != self.root_moves[0].mv) {
+                changes += 1.0;
+                stable_iterations = 0;
+            } else {
+                stable_iterations += 1;
+            }
             completed = Some((depth, self.root_moves.clone()));
             for i in 0..lines {
                 let r = &self.root_moves[i];
@@ -246,10 +259,20 @@ impl AlphaBeta {
             {
                 break;
             }
-            if let Some(soft) = limits.soft
-                && start.elapsed() >= soft.mul_f32(self.params.ab_time_fraction)
-            {
-                break;
+            if let Some(soft) = limits.soft {
+                let factor = if self.params.ab_time_stability > 0 {
+                    time_factor(
+                        changes,
+                        stable_iterations,
+                        score - previous_score,
+                        self.params.time_extension,
+                    )
+                } else {
+                    1.0
+                };
+                if start.elapsed() >= soft.mul_f32(self.params.ab_time_fraction * factor) {
+                    break;
+                }
             }
         }
 
@@ -476,6 +499,20 @@ fn pick_random(root_moves: &mut [RootMove], lines: usize, window: i32) {
 }
 
 /// SplitMix64 finaliser.
+/// How much of the usual time an iteration may start in: more while the best move keeps
+/// changing (`changes`, decayed by half an iteration) or the score falls, less once the best
+/// move has held for several iterations; within `[0.5, max]`.
+fn time_factor(changes: f32, stable_iterations: u32, score_change: i32, max: f32) -> f32 {
+    let mut factor = 0.8 + 0.6 * changes;
+    if score_change < -30 {
+        factor *= 1.3;
+    }
+    if stable_iterations >= 4 {
+        factor *= 0.8;
+    }
+    factor.clamp(0.5, max.max(0.5))
+}
+
 /// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (0 with the
 /// step formula, `AbLmrDiv` = 0).
 fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
@@ -518,4 +555,44 @@ fn has_pieces(pos: &Position, color: Color) -> bool {
         & !b.by_role(atomic_chess::Role::Pawn)
         & !b.by_role(atomic_chess::Role::King))
     .any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_reductions_grow_with_depth_and_move_number_and_the_step_formula_has_none() {
+        let params = SearchParams {
+            ab_lmr_div: 2.25,
+            ab_lmr_base: 0.75,
+            ..SearchParams::default()
+        };
+        let t = lmr_table(&params);
+        // 0.75 + ln 10 · ln 20 / 2.25 = 3.8.
+        assert_eq!(t[10][19], 3);
+        // The first move is never reduced below the base.
+        assert_eq!(t[10][0], 0);
+        for d in 1..63 {
+            for n in 0..63 {
+                assert!(t[d][n] <= t[d + 1][n] && t[d][n] <= t[d][n + 1], "{d} {n}");
+            }
+        }
+        let step = lmr_table(&SearchParams {
+            ab_lmr_div: 0.0,
+            ..SearchParams::default()
+        });
+        assert!(step.iter().flatten().all(|&r| r == 0));
+    }
+
+    #[test]
+    fn time_grows_with_instability_and_a_falling_score_and_shrinks_when_stable() {
+        let usual = time_factor(0.0, 1, 0, 2.0);
+        assert!(time_factor(1.0, 0, 0, 2.0) > usual);
+        assert!(time_factor(0.0, 1, -50, 2.0) > usual);
+        assert!(time_factor(0.0, 6, 0, 2.0) < usual);
+        // Within [0.5, TimeExtension] whatever happens.
+        assert_eq!(time_factor(10.0, 0, -500, 2.0), 2.0);
+        assert!(time_factor(0.0, 100, 500, 2.0) >= 0.5);
+    }
 }

@@ -60,10 +60,12 @@ impl AlphaBeta {
         }
         if in_check {
             depth += self.params.ab_check_extension;
-        } else if depth <= 0 && eval::blast_threats(pos, pos.turn()) > 0 {
+        } else if (depth <= 0 || self.params.ab_threat_extension > 0)
+            && eval::blast_threats(pos, pos.turn()) > 0
+        {
             // A blast threat on our king is as forcing as a check, and the quiescence search
             // (captures only) would stand pat through it.
-            depth = 1;
+            depth = if depth > 0 { depth + 1 } else { 1 };
         }
         if depth <= 0 {
             return eval::qsearch_window(
