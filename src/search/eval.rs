@@ -266,22 +266,6 @@ fn qsearch(
     // if there are none: then the position is a stalemate or a stand pat.
     let mut moves = MoveList::new();
     let in_check = pos.is_check();
-    // Under a blast threat standing pat is as wrong as in check: the capture comes next.
-    let threatened =
-        !in_check && params.qsearch_threats && depth > 0 && blast_threats(pos, pos.turn()) > 0;
-    if threatened {
-        pos.legal_moves_into(&mut moves);
-        return qsearch_evasions(
-            pos,
-            moves.as_slice(),
-            alpha,
-            beta,
-            depth,
-            ply,
-            params,
-            stats,
-        );
-    }
     if in_check {
         pos.legal_moves_into(&mut moves);
     } else {
@@ -343,44 +327,6 @@ fn qsearch_moves(
     }
     let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
-        let mut child = *pos;
-        child.play_unchecked(m);
-        let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);
-        if score > best {
-            best = score;
-            if score > alpha {
-                alpha = score;
-                if alpha >= beta {
-                    break;
-                }
-            }
-        }
-    }
-    best
-}
-
-/// A quiescence node whose side to move is under a blast threat (not in check): every move
-/// is searched, as in check, and there is no stand pat. Without a legal move it is a stalemate.
-#[allow(clippy::too_many_arguments)]
-fn qsearch_evasions(
-    pos: &Position,
-    moves: &[Move],
-    mut alpha: i32,
-    beta: i32,
-    depth: u32,
-    ply: u32,
-    params: &SearchParams,
-    stats: &mut QStats,
-) -> i32 {
-    stats.nodes += 1;
-    if moves.is_empty() {
-        return 0;
-    }
-    if moves.iter().any(|&m| wins_at_once(pos, m)) {
-        return MATE - ply as i32 - 1;
-    }
-    let mut best = -MATE + ply as i32;
-    for &(_, m) in &quiescence_moves(pos, moves, true) {
         let mut child = *pos;
         child.play_unchecked(m);
         let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);

@@ -24,9 +24,6 @@ pub struct SearchParams {
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
     pub qsearch_depth: u32,
-    /// The quiescence search answers a blast threat on the king as it answers a check: every
-    /// move, no stand pat.
-    pub qsearch_threats: bool,
     /// Scale of the fitted policy's evaluation term in the refined priors (1 = as fitted,
     /// 0 = off: no refinement).
     pub prior_eval: f32,
@@ -118,7 +115,6 @@ impl Default for SearchParams {
             minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
-            qsearch_threats: false,
             prior_eval: 1.0,
             prior_eval_visits: 4,
             random_window: 0.05,
@@ -200,14 +196,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
-    ParamSpec {
-        name: "QSearchThreats",
-        min: 0,
-        max: 1,
-        scale: 1.0,
-        get: |p| f64::from(u8::from(p.qsearch_threats)),
-        set: |p, v| p.qsearch_threats = v > 0.5,
-    },
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
     spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
