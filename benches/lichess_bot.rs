@@ -222,6 +222,12 @@ async fn main() {
     let _ = reader.join();
 
     let mut o = overheads.lock().unwrap().clone();
+    // No move line parsed means the log format changed under the bench, not a fast bot: a
+    // run that measured nothing must not print a 0 µs median (it did from f7efda1 to session 9).
+    assert!(
+        !o.is_empty(),
+        "no `move` log line with overhead_us/think_ms was read from the bot: has the JSON log format changed?"
+    );
     o.sort_unstable();
     let t = thinks.lock().unwrap().clone();
     println!(
