@@ -50,8 +50,6 @@ pub struct SearchParams {
     pub ab_lmr_div: f32,
     /// See `ab_lmr_div`.
     pub ab_lmr_base: f32,
-    /// Alpha-beta: a reduction shrinks by one ply per this much history (0 = off).
-    pub ab_lmr_history: i32,
     /// Alpha-beta: at non-PV nodes of depth ≤ 4, captures whose blast balance loses more than
     /// this many centipawns per ply of depth are skipped (0 = off).
     pub ab_see_margin: i32,
@@ -124,7 +122,6 @@ impl Default for SearchParams {
             ab_time_fraction: 0.6,
             ab_lmr_div: 2.25,
             ab_lmr_base: 0.75,
-            ab_lmr_history: 0,
             ab_see_margin: 100,
             ab_iir_depth: 4,
             ab_rfp_margin: 150,
@@ -205,7 +202,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
     spec!("AbLmrDiv", ab_lmr_div, 0, 1000, 100.0, f32),
     spec!("AbLmrBase", ab_lmr_base, -200, 300, 100.0, f32),
-    spec!("AbLmrHistory", ab_lmr_history, 0, 1_000_000, 1.0, i32),
     spec!("AbSeeMargin", ab_see_margin, 0, 2000, 1.0, i32),
     spec!("AbIirDepth", ab_iir_depth, 0, 64, 1.0, i32),
     spec!("AbRfpMargin", ab_rfp_margin, 0, 2000, 1.0, i32),

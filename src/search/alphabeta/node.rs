@@ -164,8 +164,11 @@ impl AlphaBeta {
             let m = keyed[i].1;
             let quiet = !m.is_capture() && m.promotion().is_none();
             let see_margin = self.params.ab_see_margin;
+            // A negative key on a capture is the ordering's losing-capture class (the blast
+            // balance is below 0), the only captures this can prune: no balance for the others.
             if see_margin > 0
                 && m.is_capture()
+                && keyed[i].0 < 0
                 && !pv_node
                 && !in_check
                 && depth <= 4
@@ -199,10 +202,6 @@ impl AlphaBeta {
                         reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                             - i32::from(pv_node)
                             + not_improving;
-                        if self.params.ab_lmr_history > 0 {
-                            reduction -=
-                                self.ordering.history(pos.turn(), m) / self.params.ab_lmr_history;
-                        }
                         reduction = reduction.clamp(0, depth - 2);
                     }
                 } else if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {

@@ -78,9 +78,12 @@ impl Ordering {
         for h in self.history.iter_mut() {
             *h /= 8;
         }
-        for c in &mut self.cont {
-            for h in c.iter_mut() {
-                *h /= 2;
+        // Off, they are never written: skip the 1.2 M entries.
+        if self.cont_weight != 0 {
+            for c in &mut self.cont {
+                for h in c.iter_mut() {
+                    *h /= 2;
+                }
             }
         }
     }
@@ -127,11 +130,6 @@ impl Ordering {
         let cur = piece_to(side, m);
         i32::from(self.cont[0][prev[0] * PIECE_TO + cur])
             + i32::from(self.cont[1][prev[1] * PIECE_TO + cur])
-    }
-
-    /// The history score of the quiet move `m` by `side`.
-    pub fn history(&self, side: Color, m: Move) -> i32 {
-        self.history[index(side, m)]
     }
 
     /// A quiet move caused a cut-off: it becomes the ply's first killer and gains history;

@@ -137,14 +137,14 @@ impl Table {
         let generation = self.generation;
         let slot = self.slot(key);
         let old = self.read(slot);
-        if old.key != key
-            && old.bound() != Bound::None
-            && old.generation() == generation
-            && old.entry().depth > depth + 2
-        {
-            return;
+        let same = old.key == key;
+        if !same && old.bound() != Bound::None {
+            let kept = old.entry();
+            if kept.generation == generation && kept.depth > depth + 2 {
+                return;
+            }
         }
-        let mv = if mv.is_none() && old.key == key {
+        let mv = if mv.is_none() && same {
             old.entry().mv
         } else {
             mv
