@@ -237,11 +237,13 @@ pub fn qsearch_root(
         0,
         params,
         stats,
+        &static_eval,
     )
 }
 
 /// The quiescence search of `pos` within the window `(alpha, beta)`, `ply` plies from the
-/// root of a tree search (mate scores count from there).
+/// root of a tree search (mate scores count from there). `leaf` evaluates the positions it
+/// stands pat in: the static evaluation, or the alpha-beta search's corrected one.
 pub fn qsearch_window(
     pos: &Position,
     alpha: i32,
@@ -249,10 +251,21 @@ pub fn qsearch_window(
     ply: u32,
     params: &SearchParams,
     stats: &mut QStats,
+    leaf: &impl Fn(&Position) -> i32,
 ) -> i32 {
-    qsearch(pos, alpha, beta, params.qsearch_depth, ply, params, stats)
+    qsearch(
+        pos,
+        alpha,
+        beta,
+        params.qsearch_depth,
+        ply,
+        params,
+        stats,
+        leaf,
+    )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn qsearch(
     pos: &Position,
     alpha: i32,
@@ -261,6 +274,7 @@ fn qsearch(
     ply: u32,
     params: &SearchParams,
     stats: &mut QStats,
+    leaf: &impl Fn(&Position) -> i32,
 ) -> i32 {
     // Out of check only captures and promotions are searched, and the other moves matter only
     // if there are none: then the position is a stalemate or a stand pat.
@@ -272,11 +286,7 @@ fn qsearch(
         pos.noisy_moves_into(&mut moves);
         if moves.is_empty() {
             stats.nodes += 1;
-            return if pos.has_legal_moves() {
-                static_eval(pos)
-            } else {
-                0
-            };
+            return if pos.has_legal_moves() { leaf(pos) } else { 0 };
         }
     }
     qsearch_moves(
@@ -289,6 +299,7 @@ fn qsearch(
         ply,
         params,
         stats,
+        leaf,
     )
 }
 
@@ -303,6 +314,7 @@ fn qsearch_moves(
     ply: u32,
     params: &SearchParams,
     stats: &mut QStats,
+    leaf: &impl Fn(&Position) -> i32,
 ) -> i32 {
     stats.nodes += 1;
     if moves.is_empty() {
@@ -316,20 +328,29 @@ fn qsearch_moves(
     }
     let mut best = -MATE + ply as i32;
     if !in_check {
-        let stand = static_eval(pos);
+        let stand = leaf(pos);
         if stand >= beta || depth == 0 {
             return stand;
         }
         alpha = alpha.max(stand);
         best = stand;
     } else if depth == 0 {
-        return static_eval(pos);
+        return leaf(pos);
     }
     let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
-        let score = -qsearch(&child, -beta, -alpha, depth - 1, ply + 1, params, stats);
+        let score = -qsearch(
+            &child,
+            -beta,
+            -alpha,
+            depth - 1,
+            ply + 1,
+            params,
+            stats,
+            leaf,
+        );
         if score > best {
             best = score;
             if score > alpha {

@@ -16,6 +16,7 @@
 //! reductions, futility and late move pruning of quiet moves near the leaves; the quiescence
 //! search of `eval` at depth 0.
 
+mod correction;
 mod node;
 mod ordering;
 mod table;
@@ -27,6 +28,7 @@ use atomic_chess::{Color, Game, Move, Position};
 
 use super::eval::{self, MATE, MATE_BOUND, QStats};
 use super::{Limits, Proven, Score, SearchInfo, SearchParams, SearchResult};
+use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
 
@@ -60,6 +62,7 @@ struct RootMove {
 pub struct AlphaBeta {
     table: Table,
     ordering: Ordering,
+    correction: Correction,
     params: SearchParams,
     /// Repetition keys: the game's reversible history, then the current line.
     keys: Vec<u64>,
@@ -75,6 +78,8 @@ pub struct AlphaBeta {
     pv_len: [usize; MAX_PLY],
     /// Static evaluation per ply of the current line (`-MATE` in check).
     evals: [i32; MAX_PLY],
+    /// The move a singular-extension test leaves out at each ply (`None` in a normal search).
+    excluded: [Option<Move>; MAX_PLY],
     /// (piece, destination) of the move played at each ply of the current line, offset by
     /// two so that the root's "previous moves" are `NO_PIECE_TO`.
     stack: [usize; MAX_PLY + 2],
@@ -89,6 +94,7 @@ impl AlphaBeta {
         AlphaBeta {
             table: Table::new(hash_mb),
             ordering: Ordering::default(),
+            correction: Correction::default(),
             params: SearchParams::default(),
             keys: Vec::new(),
             nodes: 0,
@@ -99,6 +105,7 @@ impl AlphaBeta {
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             evals: [0; MAX_PLY],
+            excluded: [None; MAX_PLY],
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             lmr: lmr_table(&SearchParams::default()),
@@ -109,6 +116,7 @@ impl AlphaBeta {
     pub fn clear(&mut self) {
         self.table.clear();
         self.ordering.clear();
+        self.correction.clear();
     }
 
     /// Positions visited by the last search (tree and quiescence nodes).

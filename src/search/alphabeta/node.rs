@@ -43,21 +43,10 @@ impl AlphaBeta {
         if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
             return 0;
         }
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
-        let in_check = pos.is_check();
-        if moves.is_empty() {
-            return if in_check { -MATE + mply } else { 0 };
-        }
-        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
-            return MATE - mply - 1;
-        }
-        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
-            return 0;
-        }
         if ply >= super::MAX_PLY - 8 {
             return eval::static_eval(pos);
         }
+        let in_check = pos.is_check();
         if in_check {
             depth += self.params.ab_check_extension;
         } else if (depth <= 0 || self.params.ab_threat_extension > 0)
@@ -68,23 +57,52 @@ impl AlphaBeta {
             depth = if depth > 0 { depth + 1 } else { 1 };
         }
         if depth <= 0 {
-            return eval::qsearch_window(
-                pos,
-                alpha,
-                beta,
-                ply as u32,
-                &self.params,
-                &mut self.qstats,
-            );
+            // The quiescence search makes the terminal checks of its own moves (mate,
+            // stalemate, a king-exploding capture), so no full move list is generated here.
+            if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+                return 0;
+            }
+            let (params, correction) = (&self.params, &self.correction);
+            let corrected_leaf = |p: &Position| {
+                let c = correction.correction(p, params.ab_corr_pawn, params.ab_corr_pieces);
+                (eval::static_eval(p) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            };
+            return if params.ab_corr_qsearch > 0 {
+                eval::qsearch_window(
+                    pos,
+                    alpha,
+                    beta,
+                    ply as u32,
+                    params,
+                    &mut self.qstats,
+                    &corrected_leaf,
+                )
+            } else {
+                eval::qsearch_window(
+                    pos,
+                    alpha,
+                    beta,
+                    ply as u32,
+                    params,
+                    &mut self.qstats,
+                    &eval::static_eval,
+                )
+            };
         }
 
+        // The table is read before the moves are generated: a cut-off saves the generation.
+        // Terminal positions (mate, stalemate, a king-exploding capture, the fifty-move
+        // rule) return before any store, so no entry can stand for one.
         let pv_node = beta - alpha > 1;
+        let excluded = self.excluded[ply];
         let key = pos.zobrist();
         let entry = self.table.probe(key);
         let table_move = entry.and_then(|e| e.mv);
         if let Some(e) = entry
             && !pv_node
+            && excluded.is_none()
             && e.depth >= depth
+            && pos.halfmove_clock() < 100
         {
             let s = from_table(e.score, ply);
             let cut = match e.bound {
@@ -98,16 +116,55 @@ impl AlphaBeta {
             }
         }
 
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
+        if moves.is_empty() {
+            return if in_check { -MATE + mply } else { 0 };
+        }
+        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
+            return MATE - mply - 1;
+        }
+        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+            return 0;
+        }
+
         if self.params.ab_iir_depth > 0 && depth >= self.params.ab_iir_depth && table_move.is_none()
         {
             depth -= 1;
         }
+        let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
         let static_eval = if in_check {
             -MATE
+        } else if corrected {
+            let raw = eval::static_eval(pos);
+            let c = self.correction.correction(
+                pos,
+                self.params.ab_corr_pawn,
+                self.params.ab_corr_pieces,
+            );
+            (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
         } else {
             eval::static_eval(pos)
         };
         self.evals[ply] = static_eval;
+        // The value the pruning decisions read: the static evaluation, or the table's score
+        // when its bound says the true value lies beyond the evaluation on that side.
+        let mut pruning_eval = static_eval;
+        if self.params.ab_tt_eval > 0
+            && !in_check
+            && let Some(e) = entry
+        {
+            let s = from_table(e.score, ply);
+            let beyond = match e.bound {
+                Bound::Lower => s > pruning_eval,
+                Bound::Upper => s < pruning_eval,
+                Bound::Exact => true,
+                Bound::None => false,
+            };
+            if beyond && s.abs() < MATE_BOUND {
+                pruning_eval = s;
+            }
+        }
         let improving = self.params.ab_improving > 0
             && !in_check
             && ply >= 2
@@ -115,14 +172,19 @@ impl AlphaBeta {
         let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
         if !pv_node && !in_check && beta.abs() < MATE_BOUND {
             if depth <= 3
-                && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
+                && pruning_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
             {
-                return static_eval;
+                return pruning_eval;
             }
-            if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
+            if allow_null
+                && excluded.is_none()
+                && depth >= 3
+                && pruning_eval >= beta
+                && has_pieces(pos, pos.turn())
+            {
                 let mut reduction = 3 + depth / 4;
                 if self.params.ab_null_eval_div > 0 {
-                    reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
+                    reduction += ((pruning_eval - beta) / self.params.ab_null_eval_div).min(3);
                 }
                 let null = pos.null_move();
                 self.stack[ply + 2] = super::ordering::NO_PIECE_TO;
@@ -146,6 +208,45 @@ impl AlphaBeta {
             }
         }
 
+        // Singular extension: when the table move's score stands clear of every other move's
+        // (a search without it, at half depth, fails below the score minus a margin), the
+        // position hangs on that one move and it is searched a ply deeper. When even the
+        // others reach beta, several moves refute the line and the node is cut at once.
+        let mut singular = false;
+        if self.params.ab_singular_depth > 0
+            && depth >= self.params.ab_singular_depth
+            && ply > 0
+            && excluded.is_none()
+            && let (Some(e), Some(tm)) = (entry, table_move)
+            && e.depth >= depth - 3
+            && matches!(e.bound, Bound::Lower | Bound::Exact)
+        {
+            let s = from_table(e.score, ply);
+            if s.abs() < MATE_BOUND {
+                let singular_beta = s - self.params.ab_singular_margin * depth;
+                self.excluded[ply] = Some(tm);
+                let v = self.node(
+                    ctx,
+                    pos,
+                    (depth - 1) / 2,
+                    singular_beta - 1,
+                    singular_beta,
+                    ply,
+                    false,
+                );
+                self.excluded[ply] = None;
+                self.pv_len[ply] = ply;
+                if self.aborted {
+                    return 0;
+                }
+                if v < singular_beta {
+                    singular = true;
+                } else if singular_beta >= beta {
+                    return singular_beta;
+                }
+            }
+        }
+
         let prev = [self.stack[ply + 1], self.stack[ply]];
         let mut keyed: arrayvec::ArrayVec<(i32, atomic_chess::Move), 256> = moves
             .iter()
@@ -162,6 +263,9 @@ impl AlphaBeta {
             let top = (i..keyed.len()).max_by_key(|&j| (keyed[j].0, std::cmp::Reverse(j)));
             keyed.swap(i, top.unwrap_or(i));
             let m = keyed[i].1;
+            if Some(m) == excluded {
+                continue;
+            }
             let quiet = !m.is_capture() && m.promotion().is_none();
             let see_margin = self.params.ab_see_margin;
             // A negative key on a capture is the ordering's losing-capture class (the blast
@@ -180,10 +284,11 @@ impl AlphaBeta {
             }
             let mut child = *pos;
             child.play_unchecked(m);
+            self.table.prefetch(child.zobrist());
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
-                if depth <= 2 && static_eval + self.params.ab_futility_margin * depth <= alpha {
+                if depth <= 2 && pruning_eval + self.params.ab_futility_margin * depth <= alpha {
                     continue;
                 }
                 let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
@@ -193,8 +298,17 @@ impl AlphaBeta {
             }
             self.keys.push(child.zobrist());
             self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
+            let extension = i32::from(singular && Some(m) == table_move);
             let score = if searched == 0 {
-                -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true)
+                -self.node(
+                    ctx,
+                    &child,
+                    depth - 1 + extension,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    true,
+                )
             } else {
                 let mut reduction = 0;
                 if self.params.ab_lmr_div > 0.0 {
@@ -263,6 +377,20 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
+        if excluded.is_some() {
+            // A singular-extension test: its bound is about the other moves only.
+            return best;
+        }
+        if corrected
+            && !in_check
+            && best.abs() < MATE_BOUND
+            && best_move.is_none_or(|m| !m.is_capture() && m.promotion().is_none())
+            && !(bound == Bound::Lower && best <= static_eval)
+            && !(bound == Bound::Upper && best >= static_eval)
+        {
+            self.correction
+                .update(pos, best - static_eval, depth, self.params.ab_corr_max);
+        }
         self.table.store(
             key,
             best_move.or(table_move),

@@ -126,6 +126,27 @@ impl Table {
         Slot { key, data }
     }
 
+    /// Asks the processor to bring `key`'s slot into the cache: called as soon as a child
+    /// position is known, so that the probe at the child finds the slot loaded instead of
+    /// waiting for memory (the probe was a fifth of the search's time).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ptr = self
+                .slots
+                .as_ptr()
+                .wrapping_add(self.slot(key))
+                .cast::<i8>();
+            // SAFETY: a prefetch is a hint; it never faults, and `ptr` points into `slots`.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(ptr);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// The entry of `key`, if stored.
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let s = self.read(self.slot(key));

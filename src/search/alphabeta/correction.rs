@@ -1,0 +1,146 @@
+//! Correction histories: running averages of how far searches of a node ended from its static
+//! evaluation, keyed by what the evaluation tends to misjudge the same way every time it meets
+//! it (the pawn structure; each side's pieces other than pawns), and added to the evaluation
+//! of later nodes with the same key.
+//!
+//! Why: the static evaluation is a linear model fitted once, off-line; the search learns, in
+//! this game, that (say) this pawn chain is worth more than the model says. Pruning decisions
+//! (reverse futility, null move, futility) read the corrected value, so they err less often.
+//! The quiescence search still stands pat on the raw evaluation.
+
+use atomic_chess::{Color, Position, Role};
+
+use crate::search::eval::MATE_BOUND;
+
+/// Entries per table and side to move (a power of two).
+const SIZE: usize = 16_384;
+/// Entries are centipawns times this.
+const GRAIN: i32 = 256;
+/// Weight of one update is `min(depth + 1, MAX_WEIGHT) / WEIGHT_SCALE`.
+const WEIGHT_SCALE: i32 = 256;
+const MAX_WEIGHT: i32 = 16;
+
+/// The tables, indexed by side to move and key.
+pub struct Correction {
+    pawn: Box<[[i32; SIZE]; 2]>,
+    /// By side to move, then by the colour whose pieces make the key.
+    pieces: Box<[[[i32; SIZE]; 2]; 2]>,
+}
+
+impl Default for Correction {
+    fn default() -> Self {
+        Correction {
+            pawn: Box::new([[0; SIZE]; 2]),
+            pieces: Box::new([[[0; SIZE]; 2]; 2]),
+        }
+    }
+}
+
+/// A 64-bit mix (the finaliser of splitmix64): nearby bitboards get unrelated keys.
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+fn index(key: u64) -> usize {
+    key as usize & (SIZE - 1)
+}
+
+/// The table indices of `pos`: pawns, White's pieces, Black's pieces.
+fn keys(pos: &Position) -> [usize; 3] {
+    let b = pos.board();
+    let pawns = b.by_role(Role::Pawn);
+    let pawn_key =
+        mix((pawns & b.by_color(Color::White)).0 ^ mix((pawns & b.by_color(Color::Black)).0));
+    let pieces_key = |c: Color| {
+        let ours = b.by_color(c);
+        [
+            Role::Knight,
+            Role::Bishop,
+            Role::Rook,
+            Role::Queen,
+            Role::King,
+        ]
+        .iter()
+        .fold(0u64, |k, &r| {
+            mix(k ^ (ours & b.by_role(r)).0 ^ r.index() as u64)
+        })
+    };
+    [
+        index(pawn_key),
+        index(pieces_key(Color::White)),
+        index(pieces_key(Color::Black)),
+    ]
+}
+
+impl Correction {
+    /// Forgets everything (a new game).
+    pub fn clear(&mut self) {
+        *self = Correction::default();
+    }
+
+    /// The correction (centipawns) to add to the static evaluation of `pos`, with the weights
+    /// in percent.
+    pub fn correction(&self, pos: &Position, pawn_weight: i32, pieces_weight: i32) -> i32 {
+        let stm = pos.turn().index();
+        let [p, w, b] = keys(pos);
+        let pawn = i64::from(self.pawn[stm][p]) * i64::from(pawn_weight);
+        let pieces = (i64::from(self.pieces[stm][0][w]) + i64::from(self.pieces[stm][1][b]))
+            * i64::from(pieces_weight)
+            / 2;
+        ((pawn + pieces) / (100 * i64::from(GRAIN))) as i32
+    }
+
+    /// Moves the entries of `pos` towards `diff` (the searched value minus the corrected
+    /// evaluation), by more for a deeper search; each entry stays within `max` centipawns.
+    pub fn update(&mut self, pos: &Position, diff: i32, depth: i32, max: i32) {
+        debug_assert!(diff.abs() < 2 * MATE_BOUND);
+        let stm = pos.turn().index();
+        let [p, w, b] = keys(pos);
+        let weight = (depth + 1).clamp(1, MAX_WEIGHT);
+        let target = diff.clamp(-max, max) * GRAIN;
+        let limit = max * GRAIN;
+        let blend = |e: &mut i32| {
+            let v = (i64::from(*e) * i64::from(WEIGHT_SCALE - weight)
+                + i64::from(target) * i64::from(weight))
+                / i64::from(WEIGHT_SCALE);
+            *e = (v as i32).clamp(-limit, limit);
+        };
+        blend(&mut self.pawn[stm][p]);
+        blend(&mut self.pieces[stm][0][w]);
+        blend(&mut self.pieces[stm][1][b]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_updates_converge_on_the_difference_and_stay_within_the_cap() {
+        let pos = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R w KQkq - 0 1")
+            .expect("fen");
+        let mut c = Correction::default();
+        assert_eq!(c.correction(&pos, 100, 100), 0);
+        for _ in 0..400 {
+            c.update(&pos, 40, 8, 64);
+        }
+        assert!((38..=40).contains(&c.correction(&pos, 100, 0)));
+        assert!((38..=40).contains(&c.correction(&pos, 0, 100)));
+        assert_eq!(c.correction(&pos, 0, 0), 0);
+        for _ in 0..400 {
+            c.update(&pos, -500, 12, 64);
+        }
+        assert!(
+            (-64..=-62).contains(&c.correction(&pos, 100, 0)),
+            "capped at 64"
+        );
+        // The other side to move has its own entries.
+        let black = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R b KQkq - 0 1")
+            .expect("fen");
+        assert_eq!(c.correction(&black, 100, 100), 0);
+        c.clear();
+        assert_eq!(c.correction(&pos, 100, 100), 0);
+    }
+}
