@@ -46,7 +46,7 @@ pub struct SearchParams {
     /// (the next one would take two to three times the time of all before it).
     pub ab_time_fraction: f32,
     /// Alpha-beta late move reductions: `AbLmrBase + ln(depth) ln(move number) / AbLmrDiv`
-    /// plies (0 = the older step formula).
+    /// plies (0: no late move reductions).
     pub ab_lmr_div: f32,
     /// See `ab_lmr_div`.
     pub ab_lmr_base: f32,

@@ -521,8 +521,8 @@ fn time_factor(changes: f32, stable_iterations: u32, score_change: i32, max: f32
     factor.clamp(0.5, max.max(0.5))
 }
 
-/// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (0 with the
-/// step formula, `AbLmrDiv` = 0).
+/// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (no reductions
+/// with `AbLmrDiv` = 0).
 fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     let mut table = Box::new([[0u8; 64]; 64]);
     if params.ab_lmr_div <= 0.0 {
@@ -570,7 +570,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_log_reductions_grow_with_depth_and_move_number_and_the_step_formula_has_none() {
+    fn the_log_reductions_grow_with_depth_and_move_number_and_a_zero_divisor_turns_them_off() {
         let params = SearchParams {
             ab_lmr_div: 2.25,
             ab_lmr_base: 0.75,
@@ -586,11 +586,11 @@ mod tests {
                 assert!(t[d][n] <= t[d + 1][n] && t[d][n] <= t[d][n + 1], "{d} {n}");
             }
         }
-        let step = lmr_table(&SearchParams {
+        let off = lmr_table(&SearchParams {
             ab_lmr_div: 0.0,
             ..SearchParams::default()
         });
-        assert!(step.iter().flatten().all(|&r| r == 0));
+        assert!(off.iter().flatten().all(|&r| r == 0));
     }
 
     #[test]

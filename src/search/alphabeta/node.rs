@@ -311,17 +311,10 @@ impl AlphaBeta {
                 )
             } else {
                 let mut reduction = 0;
-                if self.params.ab_lmr_div > 0.0 {
-                    if depth >= 3 && quiet && !in_check && !gives_check {
-                        reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
-                            - i32::from(pv_node)
-                            + not_improving;
-                        reduction = reduction.clamp(0, depth - 2);
-                    }
-                } else if depth >= 3 && quiet && !in_check && !gives_check && searched >= 3 {
-                    reduction =
-                        1 + i32::from(searched >= 8) + i32::from(depth >= 6 && searched >= 16)
-                            - i32::from(pv_node);
+                if depth >= 3 && quiet && !in_check && !gives_check {
+                    reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
+                        - i32::from(pv_node)
+                        + not_improving;
                     reduction = reduction.clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
