@@ -86,17 +86,8 @@ pub struct SearchParams {
     /// Alpha-beta: weight (percent) of the correction histories keyed by each side's pieces
     /// other than pawns (0 off).
     pub ab_corr_pieces: i32,
-    /// Alpha-beta: a table score whose bound says the true value lies beyond the static
-    /// evaluation replaces it in the pruning decisions (1) or not (0).
-    pub ab_tt_eval: i32,
     /// Alpha-beta: the largest correction one history entry holds (centipawns).
     pub ab_corr_max: i32,
-    /// Alpha-beta: the least depth at which the table move is tested for being singular
-    /// (every other move fails below its score minus a margin) and then searched a ply
-    /// deeper (0 off).
-    pub ab_singular_depth: i32,
-    /// Alpha-beta: the singular test's margin, centipawns per ply of depth.
-    pub ab_singular_margin: i32,
     /// Alpha-beta: the quiescence search stands pat on the corrected evaluation (1) or on the
     /// static evaluation (0).
     pub ab_corr_qsearch: i32,
@@ -155,10 +146,7 @@ impl Default for SearchParams {
             ab_threat_extension: 1,
             ab_corr_pawn: 0,
             ab_corr_pieces: 0,
-            ab_tt_eval: 0,
             ab_corr_max: 64,
-            ab_singular_depth: 0,
-            ab_singular_margin: 2,
             ab_corr_qsearch: 0,
         }
     }
@@ -242,10 +230,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
     spec!("AbCorrPawn", ab_corr_pawn, 0, 400, 1.0, i32),
     spec!("AbCorrPieces", ab_corr_pieces, 0, 400, 1.0, i32),
-    spec!("AbTtEval", ab_tt_eval, 0, 1, 1.0, i32),
     spec!("AbCorrMax", ab_corr_max, 1, 1000, 1.0, i32),
-    spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
-    spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbCorrQsearch", ab_corr_qsearch, 0, 1, 1.0, i32),
 ];
 

@@ -78,8 +78,6 @@ pub struct AlphaBeta {
     pv_len: [usize; MAX_PLY],
     /// Static evaluation per ply of the current line (`-MATE` in check).
     evals: [i32; MAX_PLY],
-    /// The move a singular-extension test leaves out at each ply (`None` in a normal search).
-    excluded: [Option<Move>; MAX_PLY],
     /// (piece, destination) of the move played at each ply of the current line, offset by
     /// two so that the root's "previous moves" are `NO_PIECE_TO`.
     stack: [usize; MAX_PLY + 2],
@@ -105,7 +103,6 @@ impl AlphaBeta {
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             evals: [0; MAX_PLY],
-            excluded: [None; MAX_PLY],
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             lmr: lmr_table(&SearchParams::default()),

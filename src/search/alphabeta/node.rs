@@ -94,13 +94,11 @@ impl AlphaBeta {
         // Terminal positions (mate, stalemate, a king-exploding capture, the fifty-move
         // rule) return before any store, so no entry can stand for one.
         let pv_node = beta - alpha > 1;
-        let excluded = self.excluded[ply];
         let key = pos.zobrist();
         let entry = self.table.probe(key);
         let table_move = entry.and_then(|e| e.mv);
         if let Some(e) = entry
             && !pv_node
-            && excluded.is_none()
             && e.depth >= depth
             && pos.halfmove_clock() < 100
         {
@@ -147,24 +145,6 @@ impl AlphaBeta {
             eval::static_eval(pos)
         };
         self.evals[ply] = static_eval;
-        // The value the pruning decisions read: the static evaluation, or the table's score
-        // when its bound says the true value lies beyond the evaluation on that side.
-        let mut pruning_eval = static_eval;
-        if self.params.ab_tt_eval > 0
-            && !in_check
-            && let Some(e) = entry
-        {
-            let s = from_table(e.score, ply);
-            let beyond = match e.bound {
-                Bound::Lower => s > pruning_eval,
-                Bound::Upper => s < pruning_eval,
-                Bound::Exact => true,
-                Bound::None => false,
-            };
-            if beyond && s.abs() < MATE_BOUND {
-                pruning_eval = s;
-            }
-        }
         let improving = self.params.ab_improving > 0
             && !in_check
             && ply >= 2
@@ -172,19 +152,14 @@ impl AlphaBeta {
         let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
         if !pv_node && !in_check && beta.abs() < MATE_BOUND {
             if depth <= 3
-                && pruning_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
+                && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
             {
-                return pruning_eval;
+                return static_eval;
             }
-            if allow_null
-                && excluded.is_none()
-                && depth >= 3
-                && pruning_eval >= beta
-                && has_pieces(pos, pos.turn())
-            {
+            if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
                 let mut reduction = 3 + depth / 4;
                 if self.params.ab_null_eval_div > 0 {
-                    reduction += ((pruning_eval - beta) / self.params.ab_null_eval_div).min(3);
+                    reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
                 }
                 let null = pos.null_move();
                 self.stack[ply + 2] = super::ordering::NO_PIECE_TO;
@@ -208,45 +183,6 @@ impl AlphaBeta {
             }
         }
 
-        // Singular extension: when the table move's score stands clear of every other move's
-        // (a search without it, at half depth, fails below the score minus a margin), the
-        // position hangs on that one move and it is searched a ply deeper. When even the
-        // others reach beta, several moves refute the line and the node is cut at once.
-        let mut singular = false;
-        if self.params.ab_singular_depth > 0
-            && depth >= self.params.ab_singular_depth
-            && ply > 0
-            && excluded.is_none()
-            && let (Some(e), Some(tm)) = (entry, table_move)
-            && e.depth >= depth - 3
-            && matches!(e.bound, Bound::Lower | Bound::Exact)
-        {
-            let s = from_table(e.score, ply);
-            if s.abs() < MATE_BOUND {
-                let singular_beta = s - self.params.ab_singular_margin * depth;
-                self.excluded[ply] = Some(tm);
-                let v = self.node(
-                    ctx,
-                    pos,
-                    (depth - 1) / 2,
-                    singular_beta - 1,
-                    singular_beta,
-                    ply,
-                    false,
-                );
-                self.excluded[ply] = None;
-                self.pv_len[ply] = ply;
-                if self.aborted {
-                    return 0;
-                }
-                if v < singular_beta {
-                    singular = true;
-                } else if singular_beta >= beta {
-                    return singular_beta;
-                }
-            }
-        }
-
         let prev = [self.stack[ply + 1], self.stack[ply]];
         let mut keyed: arrayvec::ArrayVec<(i32, atomic_chess::Move), 256> = moves
             .iter()
@@ -263,9 +199,6 @@ impl AlphaBeta {
             let top = (i..keyed.len()).max_by_key(|&j| (keyed[j].0, std::cmp::Reverse(j)));
             keyed.swap(i, top.unwrap_or(i));
             let m = keyed[i].1;
-            if Some(m) == excluded {
-                continue;
-            }
             let quiet = !m.is_capture() && m.promotion().is_none();
             let see_margin = self.params.ab_see_margin;
             // A negative key on a capture is the ordering's losing-capture class (the blast
@@ -288,7 +221,7 @@ impl AlphaBeta {
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
-                if depth <= 2 && pruning_eval + self.params.ab_futility_margin * depth <= alpha {
+                if depth <= 2 && static_eval + self.params.ab_futility_margin * depth <= alpha {
                     continue;
                 }
                 let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
@@ -298,17 +231,8 @@ impl AlphaBeta {
             }
             self.keys.push(child.zobrist());
             self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
-            let extension = i32::from(singular && Some(m) == table_move);
             let score = if searched == 0 {
-                -self.node(
-                    ctx,
-                    &child,
-                    depth - 1 + extension,
-                    -beta,
-                    -alpha,
-                    ply + 1,
-                    true,
-                )
+                -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true)
             } else {
                 let mut reduction = 0;
                 if depth >= 3 && quiet && !in_check && !gives_check {
@@ -370,10 +294,6 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
-        if excluded.is_some() {
-            // A singular-extension test: its bound is about the other moves only.
-            return best;
-        }
         if corrected
             && !in_check
             && best.abs() < MATE_BOUND
