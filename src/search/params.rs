@@ -144,10 +144,10 @@ impl Default for SearchParams {
             ab_cont_weight: 0,
             ab_time_stability: 0,
             ab_threat_extension: 1,
-            ab_corr_pawn: 0,
-            ab_corr_pieces: 0,
+            ab_corr_pawn: 100,
+            ab_corr_pieces: 100,
             ab_corr_max: 64,
-            ab_corr_qsearch: 0,
+            ab_corr_qsearch: 1,
         }
     }
 }
