@@ -5,16 +5,18 @@
 //! decided by short forcing lines; a full-width search with a transposition table proves
 //! them where the MCTS samples them, and its nodes are about ten times cheaper than playouts.
 //!
-//! Layout: [`table`] (transposition table), [`ordering`] (move ordering), `node` (the
+//! Layout: [`table`] (transposition table), [`ordering`] (move ordering), [`correction`]
+//! (correction histories), `node` (the
 //! recursive search below the root), this module (iterative deepening, the root with MultiPV
 //! and randomised openings, time, reports).
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
-//! insufficient material), check extension, table cut-offs, reverse futility pruning and null
-//! move pruning at non-PV nodes, then the moves in [`ordering`] order with late move
-//! reductions, futility and late move pruning of quiet moves near the leaves; the quiescence
-//! search of `eval` at depth 0.
+//! insufficient material), check and blast-threat extensions, table cut-offs, the static
+//! evaluation plus the [`correction`] histories, reverse futility pruning and null move pruning
+//! at non-PV nodes, then the moves in [`ordering`] order with late move reductions, futility and
+//! late move pruning of quiet moves near the leaves; the quiescence search of `eval` at depth 0,
+//! standing pat on the corrected evaluation.
 
 mod correction;
 mod node;

@@ -1,6 +1,7 @@
 //! The recursive search below the root: principal variation search with a transposition
-//! table, check extension, a ply more for a leaf under a blast threat, reverse futility and null move pruning, late move reductions, and
-//! futility and late move pruning of quiet moves near the leaves.
+//! table, check extension, a ply more under a blast threat, reverse futility and null move
+//! pruning on the corrected static evaluation, late move reductions, and futility and late move
+//! pruning of quiet moves near the leaves.
 //!
 //! Atomic specifics: a position whose side to move has a king-exploding capture is a win at
 //! once (as in the MCTS solver and the quiescence search), so the search never needs to look
