@@ -6,9 +6,8 @@
 //! them where the MCTS samples them, and its nodes are about ten times cheaper than playouts.
 //!
 //! Layout: [`table`] (transposition table), [`ordering`] (move ordering), [`correction`]
-//! (correction histories), `node` (the
-//! recursive search below the root), this module (iterative deepening, the root with MultiPV
-//! and randomised openings, time, reports).
+//! (correction histories), `node` (the recursive search below the root), this module
+//! (iterative deepening, the root with MultiPV and randomised openings, time, reports).
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,

@@ -65,7 +65,14 @@ impl AlphaBeta {
             }
             let (params, correction) = (&self.params, &self.correction);
             let corrected_leaf = |p: &Position| {
-                let c = correction.correction(p, params.ab_corr_pawn, params.ab_corr_pieces);
+                let c = correction.correction(
+                    p,
+                    [
+                        params.ab_corr_pawn,
+                        params.ab_corr_pieces,
+                        params.ab_corr_kings,
+                    ],
+                );
                 (eval::static_eval(p) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
             };
             return if params.ab_corr_qsearch > 0 {
@@ -131,15 +138,20 @@ impl AlphaBeta {
         {
             depth -= 1;
         }
-        let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
+        let corrected = self.params.ab_corr_pawn > 0
+            || self.params.ab_corr_pieces > 0
+            || self.params.ab_corr_kings > 0;
         let static_eval = if in_check {
             -MATE
         } else if corrected {
             let raw = eval::static_eval(pos);
             let c = self.correction.correction(
                 pos,
-                self.params.ab_corr_pawn,
-                self.params.ab_corr_pieces,
+                [
+                    self.params.ab_corr_pawn,
+                    self.params.ab_corr_pieces,
+                    self.params.ab_corr_kings,
+                ],
             );
             (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
         } else {
