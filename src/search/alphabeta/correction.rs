@@ -10,7 +10,8 @@
 
 use atomic_chess::{Color, Position, Role};
 
-use crate::search::eval::MATE_BOUND;
+use crate::search::SearchParams;
+use crate::search::eval::{self, MATE_BOUND};
 
 /// Entries per table and side to move (a power of two).
 const SIZE: usize = 16_384;
@@ -104,6 +105,19 @@ impl Correction {
             / 2;
         let kings = i64::from(self.kings[stm][k]) * i64::from(weights[2]);
         ((pawn + pieces + kings) / (100 * i64::from(GRAIN))) as i32
+    }
+
+    /// The static evaluation of `pos` plus its correction with the weights of `params`.
+    pub fn corrected_eval(&self, pos: &Position, params: &SearchParams) -> i32 {
+        let c = self.correction(
+            pos,
+            [
+                params.ab_corr_pawn,
+                params.ab_corr_pieces,
+                params.ab_corr_kings,
+            ],
+        );
+        (eval::static_eval(pos) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// Moves the entries of `pos` towards `diff` (the searched value minus the corrected

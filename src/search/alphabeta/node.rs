@@ -64,38 +64,22 @@ impl AlphaBeta {
                 return 0;
             }
             let (params, correction) = (&self.params, &self.correction);
-            let corrected_leaf = |p: &Position| {
-                let c = correction.correction(
-                    p,
-                    [
-                        params.ab_corr_pawn,
-                        params.ab_corr_pieces,
-                        params.ab_corr_kings,
-                    ],
-                );
-                (eval::static_eval(p) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            let leaf = |p: &Position| {
+                if params.ab_corr_qsearch > 0 {
+                    correction.corrected_eval(p, params)
+                } else {
+                    eval::static_eval(p)
+                }
             };
-            return if params.ab_corr_qsearch > 0 {
-                eval::qsearch_window(
-                    pos,
-                    alpha,
-                    beta,
-                    ply as u32,
-                    params,
-                    &mut self.qstats,
-                    &corrected_leaf,
-                )
-            } else {
-                eval::qsearch_window(
-                    pos,
-                    alpha,
-                    beta,
-                    ply as u32,
-                    params,
-                    &mut self.qstats,
-                    &eval::static_eval,
-                )
-            };
+            return eval::qsearch_window(
+                pos,
+                alpha,
+                beta,
+                ply as u32,
+                params,
+                &mut self.qstats,
+                &leaf,
+            );
         }
 
         // The table is read before the moves are generated: a cut-off saves the generation.
@@ -144,16 +128,7 @@ impl AlphaBeta {
         let static_eval = if in_check {
             -MATE
         } else if corrected {
-            let raw = eval::static_eval(pos);
-            let c = self.correction.correction(
-                pos,
-                [
-                    self.params.ab_corr_pawn,
-                    self.params.ab_corr_pieces,
-                    self.params.ab_corr_kings,
-                ],
-            );
-            (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            self.correction.corrected_eval(pos, &self.params)
         } else {
             eval::static_eval(pos)
         };
