@@ -86,9 +86,6 @@ pub struct SearchParams {
     /// Alpha-beta: weight (percent) of the correction histories keyed by each side's pieces
     /// other than pawns (0 off).
     pub ab_corr_pieces: i32,
-    /// Alpha-beta: weight (percent) of the correction history keyed by the kings' squares and
-    /// the men next to them (0 off).
-    pub ab_corr_kings: i32,
     /// Alpha-beta: the largest correction one history entry holds (centipawns).
     pub ab_corr_max: i32,
     /// Alpha-beta: the quiescence search stands pat on the corrected evaluation (1) or on the
@@ -149,7 +146,6 @@ impl Default for SearchParams {
             ab_threat_extension: 1,
             ab_corr_pawn: 100,
             ab_corr_pieces: 100,
-            ab_corr_kings: 0,
             ab_corr_max: 64,
             ab_corr_qsearch: 1,
         }
@@ -234,7 +230,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
     spec!("AbCorrPawn", ab_corr_pawn, 0, 400, 1.0, i32),
     spec!("AbCorrPieces", ab_corr_pieces, 0, 400, 1.0, i32),
-    spec!("AbCorrKings", ab_corr_kings, 0, 400, 1.0, i32),
     spec!("AbCorrMax", ab_corr_max, 1, 1000, 1.0, i32),
     spec!("AbCorrQsearch", ab_corr_qsearch, 0, 1, 1.0, i32),
 ];

@@ -26,8 +26,6 @@ pub struct Correction {
     pawn: Box<[[i32; SIZE]; 2]>,
     /// By side to move, then by the colour whose pieces make the key.
     pieces: Box<[[[i32; SIZE]; 2]; 2]>,
-    /// By side to move: keyed by both kings' squares and who stands around them.
-    kings: Box<[[i32; SIZE]; 2]>,
 }
 
 impl Default for Correction {
@@ -35,7 +33,6 @@ impl Default for Correction {
         Correction {
             pawn: Box::new([[0; SIZE]; 2]),
             pieces: Box::new([[[0; SIZE]; 2]; 2]),
-            kings: Box::new([[0; SIZE]; 2]),
         }
     }
 }
@@ -51,8 +48,8 @@ fn index(key: u64) -> usize {
     key as usize & (SIZE - 1)
 }
 
-/// The table indices of `pos`: pawns, White's pieces, Black's pieces, the kings' surroundings.
-fn keys(pos: &Position) -> [usize; 4] {
+/// The table indices of `pos`: pawns, White's pieces, Black's pieces.
+fn keys(pos: &Position) -> [usize; 3] {
     let b = pos.board();
     let pawns = b.by_role(Role::Pawn);
     let pawn_key =
@@ -71,20 +68,10 @@ fn keys(pos: &Position) -> [usize; 4] {
             mix(k ^ (ours & b.by_role(r)).0 ^ r.index() as u64)
         })
     };
-    // Atomic's king safety is about what stands next to each king (blast targets, evasion
-    // squares): the kings' squares and both colours' men on their neighbouring squares.
-    let kings = b.by_role(Role::King);
-    let zone = kings
-        .into_iter()
-        .fold(kings, |z, sq| z | atomic_chess::attacks::king_attacks(sq));
-    let kings_key = mix(kings.0
-        ^ mix((zone & b.by_color(Color::White)).0)
-        ^ mix(mix((zone & b.by_color(Color::Black)).0)));
     [
         index(pawn_key),
         index(pieces_key(Color::White)),
         index(pieces_key(Color::Black)),
-        index(kings_key),
     ]
 }
 
@@ -95,28 +82,20 @@ impl Correction {
     }
 
     /// The correction (centipawns) to add to the static evaluation of `pos`, with the weights
-    /// (pawns, pieces, kings) in percent.
-    pub fn correction(&self, pos: &Position, weights: [i32; 3]) -> i32 {
+    /// (pawns, pieces) in percent.
+    pub fn correction(&self, pos: &Position, weights: [i32; 2]) -> i32 {
         let stm = pos.turn().index();
-        let [p, w, b, k] = keys(pos);
+        let [p, w, b] = keys(pos);
         let pawn = i64::from(self.pawn[stm][p]) * i64::from(weights[0]);
         let pieces = (i64::from(self.pieces[stm][0][w]) + i64::from(self.pieces[stm][1][b]))
             * i64::from(weights[1])
             / 2;
-        let kings = i64::from(self.kings[stm][k]) * i64::from(weights[2]);
-        ((pawn + pieces + kings) / (100 * i64::from(GRAIN))) as i32
+        ((pawn + pieces) / (100 * i64::from(GRAIN))) as i32
     }
 
     /// The static evaluation of `pos` plus its correction with the weights of `params`.
     pub fn corrected_eval(&self, pos: &Position, params: &SearchParams) -> i32 {
-        let c = self.correction(
-            pos,
-            [
-                params.ab_corr_pawn,
-                params.ab_corr_pieces,
-                params.ab_corr_kings,
-            ],
-        );
+        let c = self.correction(pos, [params.ab_corr_pawn, params.ab_corr_pieces]);
         (eval::static_eval(pos) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
@@ -125,7 +104,7 @@ impl Correction {
     pub fn update(&mut self, pos: &Position, diff: i32, depth: i32, max: i32) {
         debug_assert!(diff.abs() < 2 * MATE_BOUND);
         let stm = pos.turn().index();
-        let [p, w, b, k] = keys(pos);
+        let [p, w, b] = keys(pos);
         let weight = (depth + 1).clamp(1, MAX_WEIGHT);
         let target = diff.clamp(-max, max) * GRAIN;
         let limit = max * GRAIN;
@@ -138,7 +117,6 @@ impl Correction {
         blend(&mut self.pawn[stm][p]);
         blend(&mut self.pieces[stm][0][w]);
         blend(&mut self.pieces[stm][1][b]);
-        blend(&mut self.kings[stm][k]);
     }
 }
 
@@ -151,26 +129,25 @@ mod tests {
         let pos = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R w KQkq - 0 1")
             .expect("fen");
         let mut c = Correction::default();
-        assert_eq!(c.correction(&pos, [100, 100, 100]), 0);
+        assert_eq!(c.correction(&pos, [100, 100]), 0);
         for _ in 0..400 {
             c.update(&pos, 40, 8, 64);
         }
-        assert!((38..=40).contains(&c.correction(&pos, [100, 0, 0])));
-        assert!((38..=40).contains(&c.correction(&pos, [0, 100, 0])));
-        assert!((38..=40).contains(&c.correction(&pos, [0, 0, 100])));
-        assert_eq!(c.correction(&pos, [0, 0, 0]), 0);
+        assert!((38..=40).contains(&c.correction(&pos, [100, 0])));
+        assert!((38..=40).contains(&c.correction(&pos, [0, 100])));
+        assert_eq!(c.correction(&pos, [0, 0]), 0);
         for _ in 0..400 {
             c.update(&pos, -500, 12, 64);
         }
         assert!(
-            (-64..=-62).contains(&c.correction(&pos, [100, 0, 0])),
+            (-64..=-62).contains(&c.correction(&pos, [100, 0])),
             "capped at 64"
         );
         // The other side to move has its own entries.
         let black = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R b KQkq - 0 1")
             .expect("fen");
-        assert_eq!(c.correction(&black, [100, 100, 100]), 0);
+        assert_eq!(c.correction(&black, [100, 100]), 0);
         c.clear();
-        assert_eq!(c.correction(&pos, [100, 100, 100]), 0);
+        assert_eq!(c.correction(&pos, [100, 100]), 0);
     }
 }

@@ -122,9 +122,7 @@ impl AlphaBeta {
         {
             depth -= 1;
         }
-        let corrected = self.params.ab_corr_pawn > 0
-            || self.params.ab_corr_pieces > 0
-            || self.params.ab_corr_kings > 0;
+        let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
         let static_eval = if in_check {
             -MATE
         } else if corrected {
