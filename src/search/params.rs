@@ -144,9 +144,9 @@ impl Default for SearchParams {
             ab_cont_weight: 0,
             ab_time_stability: 0,
             ab_threat_extension: 1,
-            ab_corr_pawn: 100,
-            ab_corr_pieces: 100,
-            ab_corr_max: 64,
+            ab_corr_pawn: 200,
+            ab_corr_pieces: 200,
+            ab_corr_max: 128,
             ab_corr_qsearch: 1,
         }
     }
