@@ -48,31 +48,57 @@ fn index(key: u64) -> usize {
     key as usize & (SIZE - 1)
 }
 
-/// The table indices of `pos`: pawns, White's pieces, Black's pieces.
-fn keys(pos: &Position) -> [usize; 3] {
-    let b = pos.board();
-    let pawns = b.by_role(Role::Pawn);
-    let pawn_key =
-        mix((pawns & b.by_color(Color::White)).0 ^ mix((pawns & b.by_color(Color::Black)).0));
-    let pieces_key = |c: Color| {
-        let ours = b.by_color(c);
-        [
+/// Odd multipliers per role for the piece keys: one independent multiply per bitboard, then
+/// one mix (the keys are computed at every quiescence leaf, so no chain of mixes).
+const ROLE_MUL: [u64; 6] = [
+    0x9e37_79b9_7f4a_7c15,
+    0xc2b2_ae3d_27d4_eb4f,
+    0x1656_67b1_9e37_79f9,
+    0x27d4_eb2f_1656_67c5,
+    0x94d0_49bb_1331_11eb,
+    0xbf58_476d_1ce4_e5b9,
+];
+
+/// The table indices of a position, with its side to move: pawns, White's pieces, Black's
+/// pieces. Computed once per node, for the evaluation and the update.
+#[derive(Clone, Copy)]
+pub struct Keys {
+    stm: usize,
+    pawn: usize,
+    pieces: [usize; 2],
+}
+
+impl Keys {
+    pub fn of(pos: &Position) -> Keys {
+        let b = pos.board();
+        let pawns = b.by_role(Role::Pawn);
+        let side_key = |c: Color, roles: &[Role]| {
+            let ours = b.by_color(c);
+            let sum = roles.iter().fold(0u64, |k, &r| {
+                k.wrapping_add((ours & b.by_role(r)).0.wrapping_mul(ROLE_MUL[r.index()]))
+            });
+            index(mix(sum ^ c.index() as u64))
+        };
+        let white_pawns = (pawns & b.by_color(Color::White)).0;
+        let black_pawns = (pawns & b.by_color(Color::Black)).0;
+        let pieces = [
             Role::Knight,
             Role::Bishop,
             Role::Rook,
             Role::Queen,
             Role::King,
-        ]
-        .iter()
-        .fold(0u64, |k, &r| {
-            mix(k ^ (ours & b.by_role(r)).0 ^ r.index() as u64)
-        })
-    };
-    [
-        index(pawn_key),
-        index(pieces_key(Color::White)),
-        index(pieces_key(Color::Black)),
-    ]
+        ];
+        Keys {
+            stm: pos.turn().index(),
+            pawn: index(mix(
+                white_pawns.wrapping_mul(ROLE_MUL[0]) ^ black_pawns.wrapping_mul(ROLE_MUL[5])
+            )),
+            pieces: [
+                side_key(Color::White, &pieces),
+                side_key(Color::Black, &pieces),
+            ],
+        }
+    }
 }
 
 impl Correction {
@@ -83,28 +109,28 @@ impl Correction {
 
     /// The correction (centipawns) to add to the static evaluation of `pos`, with the weights
     /// (pawns, pieces) in percent.
-    pub fn correction(&self, pos: &Position, weights: [i32; 2]) -> i32 {
-        let stm = pos.turn().index();
-        let [p, w, b] = keys(pos);
-        let pawn = i64::from(self.pawn[stm][p]) * i64::from(weights[0]);
-        let pieces = (i64::from(self.pieces[stm][0][w]) + i64::from(self.pieces[stm][1][b]))
+    pub fn correction(&self, k: Keys, weights: [i32; 2]) -> i32 {
+        let stm = k.stm;
+        let pawn = i64::from(self.pawn[stm][k.pawn]) * i64::from(weights[0]);
+        let pieces = (i64::from(self.pieces[stm][0][k.pieces[0]])
+            + i64::from(self.pieces[stm][1][k.pieces[1]]))
             * i64::from(weights[1])
             / 2;
         ((pawn + pieces) / (100 * i64::from(GRAIN))) as i32
     }
 
-    /// The static evaluation of `pos` plus its correction with the weights of `params`.
-    pub fn corrected_eval(&self, pos: &Position, params: &SearchParams) -> i32 {
-        let c = self.correction(pos, [params.ab_corr_pawn, params.ab_corr_pieces]);
+    /// The static evaluation of `pos` (whose keys are `k`) plus its correction with the
+    /// weights of `params`.
+    pub fn corrected_eval(&self, pos: &Position, k: Keys, params: &SearchParams) -> i32 {
+        let c = self.correction(k, [params.ab_corr_pawn, params.ab_corr_pieces]);
         (eval::static_eval(pos) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// Moves the entries of `pos` towards `diff` (the searched value minus the corrected
     /// evaluation), by more for a deeper search; each entry stays within `max` centipawns.
-    pub fn update(&mut self, pos: &Position, diff: i32, depth: i32, max: i32) {
+    pub fn update(&mut self, k: Keys, diff: i32, depth: i32, max: i32) {
         debug_assert!(diff.abs() < 2 * MATE_BOUND);
-        let stm = pos.turn().index();
-        let [p, w, b] = keys(pos);
+        let stm = k.stm;
         let weight = (depth + 1).clamp(1, MAX_WEIGHT);
         let target = diff.clamp(-max, max) * GRAIN;
         let limit = max * GRAIN;
@@ -114,9 +140,9 @@ impl Correction {
                 / i64::from(WEIGHT_SCALE);
             *e = (v as i32).clamp(-limit, limit);
         };
-        blend(&mut self.pawn[stm][p]);
-        blend(&mut self.pieces[stm][0][w]);
-        blend(&mut self.pieces[stm][1][b]);
+        blend(&mut self.pawn[stm][k.pawn]);
+        blend(&mut self.pieces[stm][0][k.pieces[0]]);
+        blend(&mut self.pieces[stm][1][k.pieces[1]]);
     }
 }
 
@@ -129,25 +155,25 @@ mod tests {
         let pos = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R w KQkq - 0 1")
             .expect("fen");
         let mut c = Correction::default();
-        assert_eq!(c.correction(&pos, [100, 100]), 0);
+        assert_eq!(c.correction(Keys::of(&pos), [100, 100]), 0);
         for _ in 0..400 {
-            c.update(&pos, 40, 8, 64);
+            c.update(Keys::of(&pos), 40, 8, 64);
         }
-        assert!((38..=40).contains(&c.correction(&pos, [100, 0])));
-        assert!((38..=40).contains(&c.correction(&pos, [0, 100])));
-        assert_eq!(c.correction(&pos, [0, 0]), 0);
+        assert!((38..=40).contains(&c.correction(Keys::of(&pos), [100, 0])));
+        assert!((38..=40).contains(&c.correction(Keys::of(&pos), [0, 100])));
+        assert_eq!(c.correction(Keys::of(&pos), [0, 0]), 0);
         for _ in 0..400 {
-            c.update(&pos, -500, 12, 64);
+            c.update(Keys::of(&pos), -500, 12, 64);
         }
         assert!(
-            (-64..=-62).contains(&c.correction(&pos, [100, 0])),
+            (-64..=-62).contains(&c.correction(Keys::of(&pos), [100, 0])),
             "capped at 64"
         );
         // The other side to move has its own entries.
         let black = Position::from_fen("r3k2r/ppp2ppp/8/3p4/3P4/8/PPP2PPP/R3K2R b KQkq - 0 1")
             .expect("fen");
-        assert_eq!(c.correction(&black, [100, 100]), 0);
+        assert_eq!(c.correction(Keys::of(&black), [100, 100]), 0);
         c.clear();
-        assert_eq!(c.correction(&pos, [100, 100]), 0);
+        assert_eq!(c.correction(Keys::of(&pos), [100, 100]), 0);
     }
 }

@@ -10,6 +10,7 @@
 
 use atomic_chess::{MoveList, Position};
 
+use super::correction::Keys;
 use super::table::{Bound, from_table, to_table};
 use super::{AlphaBeta, Ctx, has_pieces};
 use crate::search::eval::{self, MATE, MATE_BOUND};
@@ -66,7 +67,7 @@ impl AlphaBeta {
             let (params, correction) = (&self.params, &self.correction);
             let leaf = |p: &Position| {
                 if params.ab_corr_qsearch > 0 {
-                    correction.corrected_eval(p, params)
+                    correction.corrected_eval(p, Keys::of(p), params)
                 } else {
                     eval::static_eval(p)
                 }
@@ -123,10 +124,11 @@ impl AlphaBeta {
             depth -= 1;
         }
         let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
+        let corr_keys = Keys::of(pos);
         let static_eval = if in_check {
             -MATE
         } else if corrected {
-            self.correction.corrected_eval(pos, &self.params)
+            self.correction.corrected_eval(pos, corr_keys, &self.params)
         } else {
             eval::static_eval(pos)
         };
@@ -287,8 +289,12 @@ impl AlphaBeta {
             && !(bound == Bound::Lower && best <= static_eval)
             && !(bound == Bound::Upper && best >= static_eval)
         {
-            self.correction
-                .update(pos, best - static_eval, depth, self.params.ab_corr_max);
+            self.correction.update(
+                corr_keys,
+                best - static_eval,
+                depth,
+                self.params.ab_corr_max,
+            );
         }
         self.table.store(
             key,
