@@ -123,8 +123,11 @@ impl AlphaBeta {
         {
             depth -= 1;
         }
-        let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
-        let corr_keys = Keys::of(pos);
+        let corrected = self.params.ab_corr_pawn > 0
+            || self.params.ab_corr_pieces > 0
+            || self.params.ab_corr_cont > 0
+            || self.params.ab_corr_material > 0;
+        let corr_keys = Keys::of(pos).with_moves(self.stack[ply + 1], self.stack[ply]);
         let static_eval = if in_check {
             -MATE
         } else if corrected {
@@ -294,6 +297,7 @@ impl AlphaBeta {
                 best - static_eval,
                 depth,
                 self.params.ab_corr_max,
+                self.params.ab_corr_accumulate > 0,
             );
         }
         self.table.store(
