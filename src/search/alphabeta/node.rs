@@ -230,6 +230,16 @@ impl AlphaBeta {
                     reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
                         + not_improving;
+                    if self.params.ab_lmr_history > 0 {
+                        // Quiet moves that often refuted other positions are reduced less,
+                        // those that often failed more (killers count as the best history).
+                        let history = if keyed[i].0 >= super::ordering::KILLER - 1 {
+                            self.params.ab_lmr_history * 2
+                        } else {
+                            keyed[i].0
+                        };
+                        reduction -= (history / self.params.ab_lmr_history).clamp(-2, 2);
+                    }
                     reduction = reduction.clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
