@@ -150,7 +150,18 @@ impl Keys {
 impl Correction {
     /// Forgets everything (a new game).
     pub fn clear(&mut self) {
-        *self = Correction::default();
+        // In place: a new allocation would page-fault its way in again during the search.
+        for side in self.pawn.iter_mut().chain(self.material.iter_mut()) {
+            side.fill(0);
+        }
+        for side in self.pieces.iter_mut() {
+            for colour in side.iter_mut() {
+                colour.fill(0);
+            }
+        }
+        for side in &mut self.cont {
+            side.fill(0);
+        }
     }
 
     /// The correction (centipawns) to add to the static evaluation of `pos`, with the weights

@@ -504,7 +504,6 @@ fn pick_random(root_moves: &mut [RootMove], lines: usize, window: i32) {
     root_moves[..=pick as usize].rotate_right(1);
 }
 
-/// SplitMix64 finaliser.
 /// How much of the usual time an iteration may start in: more while the best move keeps
 /// changing (`changes`, decayed by half an iteration) or the score falls, less once the best
 /// move has held for several iterations; within `[0.5, max]`.
@@ -536,6 +535,7 @@ fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     table
 }
 
+/// SplitMix64 finaliser.
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
