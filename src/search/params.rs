@@ -86,17 +86,6 @@ pub struct SearchParams {
     /// Alpha-beta: weight (percent) of the correction histories keyed by each side's pieces
     /// other than pawns (0 off).
     pub ab_corr_pieces: i32,
-    /// Alpha-beta: weight (percent) of the correction history keyed by the two moves that led
-    /// to the node (0 off).
-    pub ab_corr_cont: i32,
-    /// Alpha-beta: weight (percent) of the correction history keyed by the material (how many
-    /// men of each kind each side has; 0 off).
-    pub ab_corr_material: i32,
-    /// Alpha-beta: correction entries accumulate the residual (1) or blend towards it (0).
-    pub ab_corr_accumulate: i32,
-    /// Alpha-beta: late move reductions shrink by one per this much history of the quiet
-    /// move, and grow by one per this much negative history, at most two either way (0 off).
-    pub ab_lmr_history: i32,
     /// Alpha-beta: the largest correction one history entry holds (centipawns).
     pub ab_corr_max: i32,
     /// Alpha-beta: the quiescence search stands pat on the corrected evaluation (1) or on the
@@ -157,10 +146,6 @@ impl Default for SearchParams {
             ab_threat_extension: 1,
             ab_corr_pawn: 200,
             ab_corr_pieces: 200,
-            ab_corr_cont: 0,
-            ab_corr_material: 0,
-            ab_corr_accumulate: 0,
-            ab_lmr_history: 0,
             ab_corr_max: 128,
             ab_corr_qsearch: 1,
         }
@@ -245,10 +230,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
     spec!("AbCorrPawn", ab_corr_pawn, 0, 400, 1.0, i32),
     spec!("AbCorrPieces", ab_corr_pieces, 0, 400, 1.0, i32),
-    spec!("AbCorrCont", ab_corr_cont, 0, 400, 1.0, i32),
-    spec!("AbCorrMaterial", ab_corr_material, 0, 400, 1.0, i32),
-    spec!("AbCorrAccumulate", ab_corr_accumulate, 0, 1, 1.0, i32),
-    spec!("AbLmrHistory", ab_lmr_history, 0, 1_000_000, 1.0, i32),
     spec!("AbCorrMax", ab_corr_max, 1, 1000, 1.0, i32),
     spec!("AbCorrQsearch", ab_corr_qsearch, 0, 1, 1.0, i32),
 ];

@@ -123,11 +123,8 @@ impl AlphaBeta {
         {
             depth -= 1;
         }
-        let corrected = self.params.ab_corr_pawn > 0
-            || self.params.ab_corr_pieces > 0
-            || self.params.ab_corr_cont > 0
-            || self.params.ab_corr_material > 0;
-        let corr_keys = Keys::of(pos).with_moves(self.stack[ply + 1], self.stack[ply]);
+        let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
+        let corr_keys = Keys::of(pos);
         let static_eval = if in_check {
             -MATE
         } else if corrected {
@@ -230,16 +227,6 @@ impl AlphaBeta {
                     reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
                         + not_improving;
-                    if self.params.ab_lmr_history > 0 {
-                        // Quiet moves that often refuted other positions are reduced less,
-                        // those that often failed more (killers count as the best history).
-                        let history = if keyed[i].0 >= super::ordering::KILLER - 1 {
-                            self.params.ab_lmr_history * 2
-                        } else {
-                            keyed[i].0
-                        };
-                        reduction -= (history / self.params.ab_lmr_history).clamp(-2, 2);
-                    }
                     reduction = reduction.clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
@@ -307,7 +294,6 @@ impl AlphaBeta {
                 best - static_eval,
                 depth,
                 self.params.ab_corr_max,
-                self.params.ab_corr_accumulate > 0,
             );
         }
         self.table.store(

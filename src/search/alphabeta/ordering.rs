@@ -16,7 +16,7 @@ pub const MAX_PLY: usize = 128;
 const TABLE_MOVE: i32 = 4_000_000;
 const GOOD_CAPTURE: i32 = 3_000_000;
 const PROMOTION: i32 = 2_900_000;
-pub const KILLER: i32 = 2_800_000;
+const KILLER: i32 = 2_800_000;
 const BAD_CAPTURE: i32 = -3_000_000;
 /// History scores stay within ± this, below the killers.
 const HISTORY_MAX: i32 = 1_000_000;
