@@ -185,3 +185,14 @@ impl Proven {
         }
     }
 }
+
+/// The SplitMix64 output function (a bijective 64-bit mix): nearby inputs get unrelated
+/// outputs. Shared by the seedable random numbers of both searches and the correction keys.
+pub(crate) fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The SplitMix64 increment (2⁶⁴ / φ, odd).
+pub(crate) const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;

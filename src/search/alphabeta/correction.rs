@@ -16,6 +16,7 @@ use atomic_chess::{Color, Position, Role};
 
 use crate::search::SearchParams;
 use crate::search::eval::{self, MATE_BOUND};
+use crate::search::mix64 as mix;
 
 /// Entries per table and side to move (a power of two).
 const SIZE: usize = 16_384;
@@ -39,13 +40,6 @@ impl Default for Correction {
             pieces: Box::new([[[0; SIZE]; 2]; 2]),
         }
     }
-}
-
-/// A 64-bit mix (the finaliser of splitmix64): nearby bitboards get unrelated keys.
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 fn index(key: u64) -> usize {
@@ -138,7 +132,7 @@ impl Correction {
         (eval::static_eval(pos) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
-    /// Moves the entries of `pos` towards `diff` (the searched value minus the corrected
+    /// Moves the entries of the position with keys `k` towards `diff` (the searched value minus the corrected
     /// evaluation), by more for a deeper search; each entry stays within `max` centipawns.
     pub fn update(&mut self, k: Keys, diff: i32, depth: i32, max: i32) {
         debug_assert!(diff.abs() < 2 * MATE_BOUND);

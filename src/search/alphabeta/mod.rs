@@ -535,12 +535,9 @@ fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     table
 }
 
-/// SplitMix64 finaliser.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
+/// One SplitMix64 step from state `x`: the random bonuses and picks of randomised openings.
+fn mix(x: u64) -> u64 {
+    super::mix64(x.wrapping_add(super::GOLDEN_GAMMA))
 }
 
 /// A search score as UCI reports it.

@@ -124,13 +124,12 @@ impl AlphaBeta {
             depth -= 1;
         }
         let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
-        let corr_keys = Keys::of(pos);
-        let static_eval = if in_check {
-            -MATE
-        } else if corrected {
-            self.correction.corrected_eval(pos, corr_keys, &self.params)
-        } else {
-            eval::static_eval(pos)
+        // In check there is no static evaluation to correct, and no update either.
+        let corr_keys = (corrected && !in_check).then(|| Keys::of(pos));
+        let static_eval = match corr_keys {
+            _ if in_check => -MATE,
+            Some(k) => self.correction.corrected_eval(pos, k, &self.params),
+            None => eval::static_eval(pos),
         };
         self.evals[ply] = static_eval;
         let improving = self.params.ab_improving > 0
@@ -282,19 +281,14 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
-        if corrected
-            && !in_check
+        if let Some(k) = corr_keys
             && best.abs() < MATE_BOUND
             && best_move.is_none_or(|m| !m.is_capture() && m.promotion().is_none())
             && !(bound == Bound::Lower && best <= static_eval)
             && !(bound == Bound::Upper && best >= static_eval)
         {
-            self.correction.update(
-                corr_keys,
-                best - static_eval,
-                depth,
-                self.params.ab_corr_max,
-            );
+            self.correction
+                .update(k, best - static_eval, depth, self.params.ab_corr_max);
         }
         self.table.store(
             key,
