@@ -91,6 +91,22 @@ pub struct SearchParams {
     /// Alpha-beta: the quiescence search stands pat on the corrected evaluation (1) or on the
     /// static evaluation (0).
     pub ab_corr_qsearch: i32,
+    /// Alpha-beta: late move pruning applies at depth ≤ this.
+    pub ab_lmp_depth: i32,
+    /// Alpha-beta: futility pruning of quiet moves applies at depth ≤ this.
+    pub ab_futility_depth: i32,
+    /// Alpha-beta: reverse futility pruning applies at depth ≤ this.
+    pub ab_rfp_depth: i32,
+    /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
+    pub ab_null_depth_div: i32,
+    /// Alpha-beta: check and threat extensions stop once a line is twice the iteration's
+    /// depth (1) or never (0).
+    pub ab_ext_limit: i32,
+    /// Alpha-beta: extra plies of late move reduction at expected cut nodes.
+    pub ab_cut_reduction: i32,
+    /// Alpha-beta: captures that lose material by their blast balance are reduced like
+    /// quiet moves (1) or never (0).
+    pub ab_capture_lmr: i32,
 }
 
 impl SearchParams {
@@ -148,6 +164,13 @@ impl Default for SearchParams {
             ab_corr_pieces: 200,
             ab_corr_max: 128,
             ab_corr_qsearch: 1,
+            ab_lmp_depth: 3,
+            ab_futility_depth: 2,
+            ab_rfp_depth: 3,
+            ab_null_depth_div: 4,
+            ab_ext_limit: 0,
+            ab_cut_reduction: 0,
+            ab_capture_lmr: 0,
         }
     }
 }
@@ -232,6 +255,13 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbCorrPieces", ab_corr_pieces, 0, 400, 1.0, i32),
     spec!("AbCorrMax", ab_corr_max, 1, 1000, 1.0, i32),
     spec!("AbCorrQsearch", ab_corr_qsearch, 0, 1, 1.0, i32),
+    spec!("AbLmpDepth", ab_lmp_depth, 0, 64, 1.0, i32),
+    spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
+    spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
+    spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
+    spec!("AbExtLimit", ab_ext_limit, 0, 1, 1.0, i32),
+    spec!("AbCutReduction", ab_cut_reduction, 0, 4, 1.0, i32),
+    spec!("AbCaptureLmr", ab_capture_lmr, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

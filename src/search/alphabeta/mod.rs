@@ -85,6 +85,8 @@ pub struct AlphaBeta {
     root_moves: Vec<RootMove>,
     /// Late move reductions by depth and moves searched (from the parameters).
     lmr: Box<[[u8; 64]; 64]>,
+    /// The depth of the current iteration.
+    root_depth: i32,
 }
 
 impl AlphaBeta {
@@ -107,6 +109,7 @@ impl AlphaBeta {
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             lmr: lmr_table(&SearchParams::default()),
+            root_depth: 0,
         }
     }
 
@@ -211,6 +214,7 @@ impl AlphaBeta {
         let mut stable_iterations = 0u32;
         for depth in 1..=max_depth {
             self.first_iteration = depth == 1;
+            self.root_depth = depth;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
             let score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {
@@ -358,11 +362,11 @@ impl AlphaBeta {
             // Scores are compared with the move's bonus: search the child against shifted bounds.
             let (lo, hi) = (bar - bonus, beta - bonus);
             let mut score = if i < lines {
-                -self.node(ctx, &child, depth - 1, -hi, -lo, 1, true)
+                -self.node(ctx, &child, depth - 1, -hi, -lo, 1, true, false)
             } else {
-                let s = -self.node(ctx, &child, depth - 1, -lo - 1, -lo, 1, true);
+                let s = -self.node(ctx, &child, depth - 1, -lo - 1, -lo, 1, true, true);
                 if s > lo && s < hi && !self.aborted {
-                    -self.node(ctx, &child, depth - 1, -hi, -lo, 1, true)
+                    -self.node(ctx, &child, depth - 1, -hi, -lo, 1, true, false)
                 } else {
                     s
                 }

@@ -18,6 +18,8 @@ use crate::search::eval::{self, MATE, MATE_BOUND};
 impl AlphaBeta {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
+    /// `cut_node`: a zero-window node expected to fail high (the child of a reduced search
+    /// or the first child of an expected all-node), where reductions can be stronger.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn node(
         &mut self,
@@ -28,6 +30,7 @@ impl AlphaBeta {
         beta: i32,
         ply: usize,
         allow_null: bool,
+        cut_node: bool,
     ) -> i32 {
         self.pv_len[ply] = ply;
         self.nodes += 1;
@@ -49,9 +52,15 @@ impl AlphaBeta {
             return eval::static_eval(pos);
         }
         let in_check = pos.is_check();
+        // Extensions stop past twice the iteration's depth (with `AbExtLimit`), so one line
+        // of checks and threats cannot eat the iteration; at the leaves a threat still gets
+        // its ply (below).
+        let extend = self.params.ab_ext_limit == 0 || mply < 2 * self.root_depth;
         if in_check {
-            depth += self.params.ab_check_extension;
-        } else if (depth <= 0 || self.params.ab_threat_extension > 0)
+            if extend || depth <= 0 {
+                depth += self.params.ab_check_extension;
+            }
+        } else if (depth <= 0 || (extend && self.params.ab_threat_extension > 0))
             && eval::blast_threats(pos, pos.turn()) > 0
         {
             // A blast threat on our king is as forcing as a check, and the quiescence search
@@ -138,13 +147,13 @@ impl AlphaBeta {
             && static_eval > self.evals[ply - 2];
         let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
         if !pv_node && !in_check && beta.abs() < MATE_BOUND {
-            if depth <= 3
+            if depth <= self.params.ab_rfp_depth
                 && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
             {
                 return static_eval;
             }
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
-                let mut reduction = 3 + depth / 4;
+                let mut reduction = 3 + depth / self.params.ab_null_depth_div;
                 if self.params.ab_null_eval_div > 0 {
                     reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
                 }
@@ -158,6 +167,7 @@ impl AlphaBeta {
                     -beta,
                     -beta + 1,
                     ply + 1,
+                    false,
                     false,
                 );
                 self.keys.pop();
@@ -208,24 +218,43 @@ impl AlphaBeta {
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
-                if depth <= 2 && static_eval + self.params.ab_futility_margin * depth <= alpha {
+                if depth <= self.params.ab_futility_depth
+                    && static_eval + self.params.ab_futility_margin * depth <= alpha
+                {
                     continue;
                 }
                 let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
-                if depth <= 3 && searched >= lmp as usize {
+                if depth <= self.params.ab_lmp_depth && searched >= lmp as usize {
                     continue;
                 }
             }
             self.keys.push(child.zobrist());
             self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
             let score = if searched == 0 {
-                -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true)
+                let child_cut = !pv_node && !cut_node;
+                -self.node(
+                    ctx,
+                    &child,
+                    depth - 1,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    true,
+                    child_cut,
+                )
             } else {
                 let mut reduction = 0;
-                if depth >= 3 && quiet && !in_check && !gives_check {
+                let lmr_quiet = quiet && !gives_check;
+                let lmr_capture =
+                    self.params.ab_capture_lmr > 0 && m.is_capture() && keyed[i].0 < 0;
+                let reducible = depth >= 3 && !in_check && (lmr_quiet || lmr_capture);
+                if reducible {
                     reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
                         + not_improving;
+                    if cut_node {
+                        reduction += self.params.ab_cut_reduction;
+                    }
                     reduction = reduction.clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
@@ -236,12 +265,22 @@ impl AlphaBeta {
                     -alpha,
                     ply + 1,
                     true,
+                    reducible || !cut_node,
                 );
                 if s > alpha && reduction > 0 {
-                    s = -self.node(ctx, &child, depth - 1, -alpha - 1, -alpha, ply + 1, true);
+                    s = -self.node(
+                        ctx,
+                        &child,
+                        depth - 1,
+                        -alpha - 1,
+                        -alpha,
+                        ply + 1,
+                        true,
+                        !cut_node,
+                    );
                 }
                 if s > alpha && s < beta {
-                    s = -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true);
+                    s = -self.node(ctx, &child, depth - 1, -beta, -alpha, ply + 1, true, false);
                 }
                 s
             };
