@@ -147,7 +147,7 @@ impl Default for SearchParams {
             time_extension: 2.0,
             smart_pruning: 0.0,
             ab_time_fraction: 0.6,
-            ab_lmr_div: 2.25,
+            ab_lmr_div: 1.75,
             ab_lmr_base: 0.75,
             ab_see_margin: 100,
             ab_iir_depth: 4,
