@@ -116,11 +116,18 @@ impl AlphaBeta {
             }
         }
 
-        // Reverse futility and null move pruning come before the move generation, which a
-        // cut-off saves (about a third of all nodes end there). A king-exploding capture
-        // would make the node a win, so a fail high there is still right; a position drawn
-        // by rule is not pruned. Stalemate is the one terminal these cannot see (rare).
-        let drawn_by_rule = pos.halfmove_clock() >= 100 || pos.is_insufficient_material();
+        let mut moves = MoveList::new();
+        pos.legal_moves_into(&mut moves);
+        if moves.is_empty() {
+            return if in_check { -MATE + mply } else { 0 };
+        }
+        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
+            return MATE - mply - 1;
+        }
+        if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
+            return 0;
+        }
+
         if self.params.ab_iir_depth > 0 && depth >= self.params.ab_iir_depth && table_move.is_none()
         {
             depth -= 1;
@@ -139,7 +146,7 @@ impl AlphaBeta {
             && ply >= 2
             && static_eval > self.evals[ply - 2];
         let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
-        if !pv_node && !in_check && !drawn_by_rule && beta.abs() < MATE_BOUND {
+        if !pv_node && !in_check && beta.abs() < MATE_BOUND {
             if depth <= self.params.ab_rfp_depth
                 && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
             {
@@ -171,18 +178,6 @@ impl AlphaBeta {
                     return if s >= MATE_BOUND { beta } else { s };
                 }
             }
-        }
-
-        let mut moves = MoveList::new();
-        pos.legal_moves_into(&mut moves);
-        if moves.is_empty() {
-            return if in_check { -MATE + mply } else { 0 };
-        }
-        if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
-            return MATE - mply - 1;
-        }
-        if drawn_by_rule {
-            return 0;
         }
 
         let prev = [self.stack[ply + 1], self.stack[ply]];
