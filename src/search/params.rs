@@ -65,8 +65,9 @@ pub struct SearchParams {
     pub ab_null_eval_div: i32,
     /// Alpha-beta: checks are extended by a ply (1) or not (0).
     pub ab_check_extension: i32,
-    /// Alpha-beta: late move pruning keeps `AbLmpBase + depth²` quiet moves at depth ≤ 3
-    /// (halved when the static evaluation is not improving and `AbImproving` is on).
+    /// Alpha-beta: late move pruning keeps `AbLmpBase + depth²` quiet moves at depth
+    /// ≤ `AbLmpDepth` (halved when the static evaluation is not improving and `AbImproving` is
+    /// on).
     pub ab_lmp_base: i32,
     /// Alpha-beta: use whether the static evaluation improved on two plies before in reverse
     /// futility, late move pruning and reductions (1) or not (0).
@@ -99,9 +100,6 @@ pub struct SearchParams {
     pub ab_rfp_depth: i32,
     /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
     pub ab_null_depth_div: i32,
-    /// Alpha-beta: check and threat extensions stop once a line is twice the iteration's
-    /// depth (1) or never (0).
-    pub ab_ext_limit: i32,
     /// Alpha-beta: extra plies of late move reduction at expected cut nodes.
     pub ab_cut_reduction: i32,
     /// Alpha-beta: captures that lose material by their blast balance are reduced like
@@ -168,7 +166,6 @@ impl Default for SearchParams {
             ab_futility_depth: 2,
             ab_rfp_depth: 3,
             ab_null_depth_div: 4,
-            ab_ext_limit: 0,
             ab_cut_reduction: 0,
             ab_capture_lmr: 0,
         }
@@ -259,7 +256,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
     spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
-    spec!("AbExtLimit", ab_ext_limit, 0, 1, 1.0, i32),
     spec!("AbCutReduction", ab_cut_reduction, 0, 4, 1.0, i32),
     spec!("AbCaptureLmr", ab_capture_lmr, 0, 1, 1.0, i32),
 ];

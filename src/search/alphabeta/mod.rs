@@ -85,8 +85,6 @@ pub struct AlphaBeta {
     root_moves: Vec<RootMove>,
     /// Late move reductions by depth and moves searched (from the parameters).
     lmr: Box<[[u8; 64]; 64]>,
-    /// The depth of the current iteration.
-    root_depth: i32,
 }
 
 impl AlphaBeta {
@@ -109,7 +107,6 @@ impl AlphaBeta {
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             lmr: lmr_table(&SearchParams::default()),
-            root_depth: 0,
         }
     }
 
@@ -214,7 +211,6 @@ impl AlphaBeta {
         let mut stable_iterations = 0u32;
         for depth in 1..=max_depth {
             self.first_iteration = depth == 1;
-            self.root_depth = depth;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
             let score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {

@@ -52,15 +52,9 @@ impl AlphaBeta {
             return eval::static_eval(pos);
         }
         let in_check = pos.is_check();
-        // Extensions stop past twice the iteration's depth (with `AbExtLimit`), so one line
-        // of checks and threats cannot eat the iteration; at the leaves a threat still gets
-        // its ply (below).
-        let extend = self.params.ab_ext_limit == 0 || mply < 2 * self.root_depth;
         if in_check {
-            if extend || depth <= 0 {
-                depth += self.params.ab_check_extension;
-            }
-        } else if (depth <= 0 || (extend && self.params.ab_threat_extension > 0))
+            depth += self.params.ab_check_extension;
+        } else if (depth <= 0 || self.params.ab_threat_extension > 0)
             && eval::blast_threats(pos, pos.turn()) > 0
         {
             // A blast threat on our king is as forcing as a check, and the quiescence search
