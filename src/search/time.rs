@@ -253,8 +253,7 @@ mod tests {
 
     /// Plays a whole game against the clock, every fourth move using its full hard limit and
     /// the others their soft limit, each plus a real latency, and checks that the clock never
-    /// runs out.
-    /// With and without a (strong) opening boost.
+    /// runs out, with no opening boost and with boosts of 1 and 2.
     fn survives(initial: u64, increment: u64, overhead: u64, latency: u64, moves: u32) -> bool {
         [0.0, 1.0, 2.0].into_iter().all(|opening_boost| {
             let mut remaining = initial as i64;
