@@ -37,9 +37,6 @@ pub struct SearchParams {
     pub random_plies: u32,
     /// Extension factor of the soft time limit when the best move is unstable.
     pub time_extension: f32,
-    /// Extra share of the time budget on the first moves (`search::time`, `opening_boost`):
-    /// atomic games are mostly decided in the first ten moves out of the opening.
-    pub time_opening: f32,
     /// Smart pruning: stop before the soft limit once the most visited root move leads the
     /// second by more than this many times the playouts still affordable (0 = never). Off by
     /// default: the time it saved was never spent (atomic games end with the clock half full),
@@ -148,7 +145,6 @@ impl Default for SearchParams {
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
-            time_opening: 0.0,
             smart_pruning: 0.0,
             ab_time_fraction: 0.6,
             ab_lmr_div: 1.75,
@@ -239,7 +235,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
-    spec!("TimeOpening", time_opening, 0, 400, 100.0, f32),
     spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
     spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
     spec!("AbLmrDiv", ab_lmr_div, 0, 1000, 100.0, f32),

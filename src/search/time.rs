@@ -36,10 +36,6 @@ pub struct ClockInput {
     pub ply: u32,
     /// Time lost per move outside the engine (network, GUI, process start).
     pub move_overhead: Duration,
-    /// Extra share of the budget on the first moves of the game: the budget is multiplied by
-    /// `1 + opening_boost · (1 − ply / OPENING_PLIES)` before [`OPENING_PLIES`] (0 = flat),
-    /// when the increment pays for the move overhead (sudden death stays flat).
-    pub opening_boost: f64,
 }
 
 /// The two limits a search gets.
@@ -72,8 +68,6 @@ const CEILING: f64 = 0.8;
 const RESERVED_OVERHEADS: f64 = 30.0;
 /// Below this much planned time (ms), switch to the emergency budget.
 const EMERGENCY_MS: f64 = 300.0;
-/// The opening boost fades to nothing over this many plies (30 moves each).
-pub const OPENING_PLIES: u32 = 60;
 /// Lichess aborts a game whose first move takes 30 s: never think longer than this on move one.
 const FIRST_MOVE_CAP: Duration = Duration::from_secs(10);
 
@@ -100,8 +94,7 @@ pub fn allocate(input: &ClockInput) -> TimeLimits {
             available / 25.0 + 0.6 * increment,
         )
     } else {
-        let paid = increment >= 2.0 * overhead && increment > 0.0;
-        let sudden_death = if paid {
+        let sudden_death = if increment >= 2.0 * overhead && increment > 0.0 {
             HORIZON_WITH_INCREMENT
         } else {
             HORIZON
@@ -111,15 +104,7 @@ pub fn allocate(input: &ClockInput) -> TimeLimits {
             Some(moves) => (f64::from(moves.max(1)) + 1.0).min(sudden_death),
             None => sudden_death,
         };
-        // Only while the increment pays for each move's latency: without, a long game's
-        // latency alone can drain the clock, and the whole-game simulations below flag.
-        let early = f64::from(OPENING_PLIES.saturating_sub(input.ply)) / f64::from(OPENING_PLIES);
-        let boost = if paid {
-            1.0 + input.opening_boost.max(0.0) * early
-        } else {
-            1.0
-        };
-        let soft = (planned / horizon + INCREMENT_SHARE * increment) * boost;
+        let soft = planned / horizon + INCREMENT_SHARE * increment;
         let hard = (soft * HARD_OVER_SOFT).min(planned * MAX_SHARE + 0.9 * increment);
         (soft, hard)
     };
@@ -154,7 +139,6 @@ mod tests {
             moves_to_go: None,
             ply,
             move_overhead: ms(overhead),
-            opening_boost: 0.0,
         }
     }
 
@@ -166,13 +150,9 @@ mod tests {
             for increment in [0, 10, 100, 1000, 5000] {
                 for overhead in [0, 10, 50, 100, 300] {
                     for moves_to_go in [None, Some(1), Some(2), Some(10), Some(40)] {
-                        for (ply, opening_boost) in [0, 1, 2, 40, 200]
-                            .into_iter()
-                            .flat_map(|ply| [(ply, 0.0), (ply, 4.0)])
-                        {
+                        for ply in [0, 1, 2, 40, 200] {
                             let input = ClockInput {
                                 moves_to_go,
-                                opening_boost,
                                 ..clock(remaining, increment, ply, overhead)
                             };
                             let limits = allocate(&input);
@@ -253,58 +233,24 @@ mod tests {
 
     /// Plays a whole game against the clock, every fourth move using its full hard limit and
     /// the others their soft limit, each plus a real latency, and checks that the clock never
-    /// runs out, with no opening boost and with boosts of 1 and 2.
+    /// runs out.
     fn survives(initial: u64, increment: u64, overhead: u64, latency: u64, moves: u32) -> bool {
-        [0.0, 1.0, 2.0].into_iter().all(|opening_boost| {
-            let mut remaining = initial as i64;
-            for mv in 0..moves {
-                let input = ClockInput {
-                    opening_boost,
-                    ..clock(remaining.max(0) as u64, increment, 2 * mv, overhead)
-                };
-                let limits = allocate(&input);
-                let used = if mv % 4 == 0 {
-                    limits.hard
-                } else {
-                    limits.soft
-                };
-                remaining -= used.as_millis() as i64 + latency as i64;
-                if remaining <= 0 {
-                    return false;
-                }
-                remaining += increment as i64;
+        let mut remaining = initial as i64;
+        for mv in 0..moves {
+            let input = clock(remaining.max(0) as u64, increment, 2 * mv, overhead);
+            let limits = allocate(&input);
+            let used = if mv % 4 == 0 {
+                limits.hard
+            } else {
+                limits.soft
+            };
+            remaining -= used.as_millis() as i64 + latency as i64;
+            if remaining <= 0 {
+                return false;
             }
-            true
-        })
-    }
-
-    #[test]
-    fn the_opening_boost_front_loads_and_fades() {
-        let at = |ply, opening_boost| {
-            allocate(&ClockInput {
-                opening_boost,
-                ..clock(10_000, 100, ply, 50)
-            })
-        };
-        // Twice the budget at the start, 1.5 times halfway, nothing from OPENING_PLIES on.
-        let (flat, boosted) = (at(4, 0.0), at(4, 1.0));
-        assert!(
-            boosted.soft > flat.soft.mul_f64(1.8),
-            "{flat:?} {boosted:?}"
-        );
-        assert!(boosted.hard >= flat.hard);
-        let (flat, boosted) = (at(30, 0.0), at(30, 1.0));
-        assert!(boosted.soft > flat.soft.mul_f64(1.45) && boosted.soft < flat.soft.mul_f64(1.55));
-        assert_eq!(at(OPENING_PLIES, 0.0), at(OPENING_PLIES, 1.0));
-        assert_eq!(at(80, 0.0), at(80, 3.0));
-        // Sudden death (or an increment below twice the overhead) stays flat.
-        let sudden = |opening_boost| {
-            allocate(&ClockInput {
-                opening_boost,
-                ..clock(60_000, 0, 4, 50)
-            })
-        };
-        assert_eq!(sudden(0.0), sudden(2.0));
+            remaining += increment as i64;
+        }
+        true
     }
 
     #[test]

@@ -311,7 +311,6 @@ pub fn limits_for(go: &Go, game: &Game, options: &Options) -> Limits {
             moves_to_go: go.movestogo,
             ply,
             move_overhead: options.move_overhead,
-            opening_boost: f64::from(options.search.params.time_opening),
         });
         limits.soft = Some(limits.soft.map_or(time.soft, |s| s.min(time.soft)));
         limits.hard = Some(limits.hard.map_or(time.hard, |h| h.min(time.hard)));
