@@ -90,7 +90,38 @@ pub struct Table {
 }
 
 fn zeroed(len: usize) -> Vec<[u64; 2]> {
-    vec![[0; 2]; len]
+    let slots = vec![[0; 2]; len];
+    advise_huge_pages(&slots);
+    slots
+}
+
+/// Asks Linux to back the table with 2 MiB pages (transparent huge pages, where the system
+/// allows them only on request, as by default). Why: every probe lands on a random slot,
+/// and with 4 KiB pages nearly each one also misses the processor's address-translation
+/// cache; a 64 MiB table in huge pages is 32 translations, which the cache holds. Only the
+/// whole 2 MiB blocks inside the allocation are advised; a refusal changes nothing but speed.
+fn advise_huge_pages(slots: &[[u64; 2]]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = slots.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(slots);
+        let first = start.next_multiple_of(HUGE);
+        let last = end / HUGE * HUGE;
+        if last > first {
+            // SAFETY: the range lies inside `slots`' allocation and starts on a page
+            // boundary; MADV_HUGEPAGE changes how pages are backed, never their contents.
+            unsafe {
+                libc::madvise(
+                    first as *mut libc::c_void,
+                    last - first,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = slots;
 }
 
 impl Table {
