@@ -83,7 +83,9 @@ impl Slot {
 }
 
 /// The table: a power-of-two number of slots, each stored as `[key, data]` (`vec!` of
-/// zeros allocates zeroed memory, which the operating system commits lazily).
+/// zeros allocates zeroed memory, which the operating system commits lazily: in 2 MiB
+/// blocks on Linux (`advise_huge_pages`), so that a search of a second or more soon
+/// commits the whole table).
 pub struct Table {
     slots: Vec<[u64; 2]>,
     generation: u8,
