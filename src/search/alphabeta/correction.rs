@@ -128,8 +128,13 @@ impl Correction {
     /// The static evaluation of `pos` (whose keys are `k`) plus its correction with the
     /// weights of `params`.
     pub fn corrected_eval(&self, pos: &Position, k: Keys, params: &SearchParams) -> i32 {
+        self.corrected(eval::static_eval(pos), k, params)
+    }
+
+    /// `raw`, the static evaluation of the position whose keys are `k`, plus its correction.
+    pub fn corrected(&self, raw: i32, k: Keys, params: &SearchParams) -> i32 {
         let c = self.correction(k, [params.ab_corr_pawn, params.ab_corr_pieces]);
-        (eval::static_eval(pos) + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        (raw + c).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// Moves the entries of the position with keys `k` towards `diff` (the searched value minus the corrected

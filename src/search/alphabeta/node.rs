@@ -129,10 +129,17 @@ impl AlphaBeta {
         let corrected = self.params.ab_corr_pawn > 0 || self.params.ab_corr_pieces > 0;
         // In check there is no static evaluation to correct, and no update either.
         let corr_keys = (corrected && !in_check).then(|| Keys::of(pos));
-        let static_eval = match corr_keys {
-            _ if in_check => -MATE,
-            Some(k) => self.correction.corrected_eval(pos, k, &self.params),
-            None => eval::static_eval(pos),
+        // The raw evaluation from the table when the position was stored with one: the
+        // same value, without the evaluation's cost.
+        let raw_eval = (!in_check).then(|| {
+            entry
+                .and_then(|e| e.eval)
+                .unwrap_or_else(|| eval::static_eval(pos))
+        });
+        let static_eval = match (raw_eval, corr_keys) {
+            (None, _) => -MATE,
+            (Some(raw), Some(k)) => self.correction.corrected(raw, k, &self.params),
+            (Some(raw), None) => raw,
         };
         self.evals[ply] = static_eval;
         let improving = self.params.ab_improving > 0
@@ -332,6 +339,7 @@ impl AlphaBeta {
             to_table(best, ply),
             depth,
             bound,
+            raw_eval,
         );
         best
     }

@@ -35,14 +35,19 @@ pub struct Entry {
     pub score: i32,
     pub depth: i32,
     pub bound: Bound,
+    /// The position's static evaluation (uncorrected), when the node computed one: it is a
+    /// pure function of the position, so a node met again need not evaluate it again.
+    pub eval: Option<i32>,
     generation: u8,
 }
 
 /// Generations wrap at this (six bits of a slot).
 const GENERATIONS: u8 = 64;
 
-/// One slot as stored, 16 bytes: the whole key, then the move's bits (32), the score (16),
-/// the depth (8), the bound (2) and the generation (6). All zeros is an empty slot, so a new
+/// One slot as stored, 16 bytes: the key's upper 48 bits and the static evaluation (16, `NO_EVAL`
+/// for none), then the move's bits (32), the score (16), the depth (8), the bound (2) and the
+/// generation (6). The key's lower 16 bits are the slot's index in any table of 1 MiB or more,
+/// so the check loses nothing there. All zeros is an empty slot, so a new
 /// table is a zeroed allocation: the operating system commits its pages only as they are
 /// written, and a table of a few hundred MB costs nothing until the search fills it.
 #[derive(Clone, Copy)]
@@ -51,8 +56,20 @@ struct Slot {
     data: u64,
 }
 
+/// The bits of the first word that hold the key.
+const KEY_MASK: u64 = !0xffff;
+
+/// The stored evaluation that means none (in check, or outside the 16 bits).
+const NO_EVAL: i16 = i16::MIN;
+
 impl Slot {
     fn pack(key: u64, entry: &Entry) -> Slot {
+        let eval = entry
+            .eval
+            .and_then(|e| i16::try_from(e).ok())
+            .filter(|&e| e != NO_EVAL)
+            .unwrap_or(NO_EVAL);
+        let key = key & KEY_MASK | u64::from(eval as u16);
         let mv = entry.mv.map_or(0, Move::to_bits);
         let data = u64::from(mv)
             | u64::from(entry.score.clamp(i16::MIN.into(), i16::MAX.into()) as i16 as u16) << 32
@@ -69,8 +86,13 @@ impl Slot {
             score: i32::from((d >> 32) as u16 as i16),
             depth: i32::from((d >> 48) as u8 as i8),
             bound: Bound::ALL[((d >> 56) & 3) as usize],
+            eval: Some(i32::from(self.key as u16 as i16)).filter(|&e| e != i32::from(NO_EVAL)),
             generation: (d >> 58) as u8,
         }
+    }
+
+    fn holds(self, key: u64) -> bool {
+        (self.key ^ key) & KEY_MASK == 0
     }
 
     fn bound(self) -> Bound {
@@ -183,15 +205,24 @@ impl Table {
     /// The entry of `key`, if stored.
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let s = self.read(self.slot(key));
-        (s.key == key && s.bound() != Bound::None).then(|| s.entry())
+        (s.holds(key) && s.bound() != Bound::None).then(|| s.entry())
     }
 
-    /// Stores a search result. `score` is already relative to the node ([`to_table`]).
-    pub fn store(&mut self, key: u64, mv: Option<Move>, score: i32, depth: i32, bound: Bound) {
+    /// Stores a search result. `score` is already relative to the node ([`to_table`]);
+    /// `eval` is the node's uncorrected static evaluation, if it has one.
+    pub fn store(
+        &mut self,
+        key: u64,
+        mv: Option<Move>,
+        score: i32,
+        depth: i32,
+        bound: Bound,
+        eval: Option<i32>,
+    ) {
         let generation = self.generation;
         let slot = self.slot(key);
         let old = self.read(slot);
-        let same = old.key == key;
+        let same = old.holds(key);
         if !same && old.bound() != Bound::None {
             let kept = old.entry();
             if kept.generation == generation && kept.depth > depth + 2 {
@@ -208,6 +239,7 @@ impl Table {
             score,
             depth,
             bound,
+            eval,
             generation,
         };
         let packed = Slot::pack(key, &entry);
@@ -282,13 +314,14 @@ mod tests {
         let mut t = Table::new(1);
         let n = t.slots.len() as u64;
         let (a, b) = (5, 5 + n);
-        t.store(a, None, 10, 9, Bound::Exact);
-        t.store(b, None, 20, 3, Bound::Lower);
+        t.store(a, None, 10, 9, Bound::Exact, None);
+        t.store(b, None, 20, 3, Bound::Lower, Some(-7));
         assert_eq!(t.probe(a).map(|e| e.score), Some(10));
         assert!(t.probe(b).is_none());
         t.new_search();
-        t.store(b, None, 20, 3, Bound::Lower);
+        t.store(b, None, 20, 3, Bound::Lower, Some(-7));
         assert_eq!(t.probe(b).map(|e| e.score), Some(20));
+        assert_eq!(t.probe(b).map(|e| e.eval), Some(Some(-7)));
         assert!(t.probe(a).is_none());
     }
 
@@ -297,19 +330,25 @@ mod tests {
         let pos = atomic_chess::Position::from_fen("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1").unwrap();
         let promotion = pos.parse_uci("b7b8n").unwrap();
         let mut t = Table::new(1);
-        for (mv, score, depth, bound) in [
-            (Some(promotion), -MATE + 3, -2, Bound::Upper),
-            (None, MATE - 1, 120, Bound::Lower),
-            (Some(promotion), 0, 0, Bound::Exact),
+        for (mv, score, depth, bound, eval) in [
+            (Some(promotion), -MATE + 3, -2, Bound::Upper, Some(-32_767)),
+            (None, MATE - 1, 120, Bound::Lower, None),
+            (Some(promotion), 0, 0, Bound::Exact, Some(32_767)),
+            (None, 5, 1, Bound::Exact, Some(0)),
         ] {
             t.new_search();
-            t.store(77, mv, score, depth, bound);
+            t.store(77, mv, score, depth, bound, eval);
             let e = t.probe(77).expect("stored");
             assert_eq!(
-                (e.mv, e.score, e.depth, e.bound),
-                (mv.or(Some(promotion)), score, depth, bound)
+                (e.mv, e.score, e.depth, e.bound, e.eval),
+                (mv.or(Some(promotion)), score, depth, bound, eval)
             );
         }
+        // An evaluation outside 16 bits is not stored (the node evaluates again).
+        t.store(77, None, 0, 1, Bound::Exact, Some(40_000));
+        assert_eq!(t.probe(77).map(|e| e.eval), Some(None));
+        // A key that differs only in the upper bits is another position.
+        assert!(t.probe(77 | 1 << 40).is_none());
         t.clear();
         assert!(t.probe(77).is_none());
     }
