@@ -55,7 +55,11 @@ fn wins_in_one_at_any_budget() {
 /// Forced wins in `mate` moves: the puzzle's first move (or another win: a few puzzles have
 /// two) with a mate score no longer than the puzzle's, in nearly all of them.
 fn forced_wins(mate: u32, nodes: u64, min_exact: usize) {
-    let mut searcher = Searcher::new(config());
+    forced_wins_with(config(), mate, nodes, min_exact);
+}
+
+fn forced_wins_with(config: SearchConfig, mate: u32, nodes: u64, min_exact: usize) {
+    let mut searcher = Searcher::new(config);
     let set = puzzles(mate);
     let mut exact = 0;
     let mut missed = Vec::new();
@@ -90,6 +94,37 @@ fn forced_wins_in_two() {
 #[test]
 fn forced_wins_in_three() {
     forced_wins(3, 30_000, 54);
+}
+
+/// Singular extensions (an option, off by default) search the table move's position again
+/// without it at the same ply: the forced wins are still found, and the search is still
+/// deterministic.
+#[test]
+fn singular_extensions_keep_the_forced_wins() {
+    let config = SearchConfig {
+        params: SearchParams {
+            ab_singular_depth: 4,
+            ab_singular_margin: 6,
+            ab_singular_neg: 2,
+            ..Default::default()
+        },
+        ..config()
+    };
+    forced_wins_with(config.clone(), 2, 10_000, 54);
+    forced_wins_with(config.clone(), 3, 30_000, 52);
+    let pos =
+        Position::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 2 3")
+            .expect("fen");
+    let run = || {
+        let mut searcher = Searcher::new(config.clone());
+        let result = search(&mut searcher, &Game::new(pos), 60_000);
+        (
+            result.best_move,
+            result.info.pv.clone(),
+            searcher.stats().positions,
+        )
+    };
+    assert_eq!(run(), run());
 }
 
 /// A fresh searcher with the same node limit: the same move, score, principal variation and

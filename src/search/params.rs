@@ -107,6 +107,25 @@ pub struct SearchParams {
     /// Alpha-beta: captures that lose material by their blast balance are reduced like
     /// quiet moves (1) or never (0).
     pub ab_capture_lmr: i32,
+    /// Alpha-beta: quiet moves that give check are reduced too, a ply less than other quiet
+    /// moves (1), or never (0).
+    pub ab_check_lmr: i32,
+    /// Alpha-beta: plies more of reduction for quiet moves when the table move is a capture
+    /// (the position is then most likely decided by that capture).
+    pub ab_tt_capture_lmr: i32,
+    /// Alpha-beta: singular extensions from this depth on (0 = off). The table move is
+    /// extended a ply when every other move, searched at half depth, falls short of its
+    /// score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
+    /// (multi-cut); when the table move's score already beats beta it is reduced a ply.
+    pub ab_singular_depth: i32,
+    /// See `ab_singular_depth` (centipawns per ply of depth).
+    pub ab_singular_margin: i32,
+    /// See `ab_singular_depth`: plies of the negative extension.
+    pub ab_singular_neg: i32,
+    /// Alpha-beta: late move pruning keeps `(5 + depth²) / (3 − improving)` quiet moves
+    /// (Fairy-Stockfish's count for atomic) instead of `(AbLmpBase + depth²)`, halved when
+    /// not improving (1), or the latter (0).
+    pub ab_lmp_strict: i32,
 }
 
 impl SearchParams {
@@ -170,6 +189,12 @@ impl Default for SearchParams {
             ab_null_depth_div: 4,
             ab_cut_reduction: 0,
             ab_capture_lmr: 0,
+            ab_check_lmr: 0,
+            ab_tt_capture_lmr: 0,
+            ab_singular_depth: 0,
+            ab_singular_margin: 2,
+            ab_singular_neg: 1,
+            ab_lmp_strict: 0,
         }
     }
 }
@@ -260,6 +285,12 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
     spec!("AbCutReduction", ab_cut_reduction, 0, 4, 1.0, i32),
     spec!("AbCaptureLmr", ab_capture_lmr, 0, 1, 1.0, i32),
+    spec!("AbCheckLmr", ab_check_lmr, 0, 1, 1.0, i32),
+    spec!("AbTtCaptureLmr", ab_tt_capture_lmr, 0, 3, 1.0, i32),
+    spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
+    spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
+    spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
+    spec!("AbLmpStrict", ab_lmp_strict, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

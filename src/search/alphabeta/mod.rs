@@ -83,6 +83,10 @@ pub struct AlphaBeta {
     /// two so that the root's "previous moves" are `NO_PIECE_TO`.
     stack: [usize; MAX_PLY + 2],
     root_moves: Vec<RootMove>,
+    /// The move a singular-extension search leaves out at each ply (`None` outside one).
+    excluded: [Option<Move>; MAX_PLY],
+    /// Depth of the current iteration: extensions stop past twice this many plies.
+    root_depth: i32,
     /// Late move reductions by depth and moves searched (from the parameters).
     lmr: Box<[[u8; 64]; 64]>,
 }
@@ -106,6 +110,8 @@ impl AlphaBeta {
             evals: [0; MAX_PLY],
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
+            excluded: [None; MAX_PLY],
+            root_depth: 0,
             lmr: lmr_table(&SearchParams::default()),
         }
     }
@@ -211,6 +217,7 @@ impl AlphaBeta {
         let mut stable_iterations = 0u32;
         for depth in 1..=max_depth {
             self.first_iteration = depth == 1;
+            self.root_depth = depth;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
             let score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {

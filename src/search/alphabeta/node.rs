@@ -90,11 +90,15 @@ impl AlphaBeta {
         // Terminal positions (mate, stalemate, a king-exploding capture, the fifty-move
         // rule) return before any store, so no entry can stand for one.
         let pv_node = beta - alpha > 1;
+        // A singular-extension search of this position without the table move: its value
+        // is not the position's, so it neither reads a cut-off from the table nor stores.
+        let excluded = self.excluded[ply];
         let key = pos.zobrist();
         let entry = self.table.probe(key);
         let table_move = entry.and_then(|e| e.mv);
         if let Some(e) = entry
             && !pv_node
+            && excluded.is_none()
             && e.depth >= depth
             && pos.halfmove_clock() < 100
         {
@@ -147,7 +151,7 @@ impl AlphaBeta {
             && ply >= 2
             && static_eval > self.evals[ply - 2];
         let not_improving = i32::from(self.params.ab_improving > 0 && !improving);
-        if !pv_node && !in_check && beta.abs() < MATE_BOUND {
+        if !pv_node && !in_check && excluded.is_none() && beta.abs() < MATE_BOUND {
             if depth <= self.params.ab_rfp_depth
                 && static_eval - self.params.ab_rfp_margin * (depth - i32::from(improving)) >= beta
             {
@@ -181,6 +185,51 @@ impl AlphaBeta {
             }
         }
 
+        // Singular extension (Stockfish's scheme, with its negative extensions): when the
+        // table move's score stands clear of every other move's (a search without it, at
+        // half depth, fails below the score minus a margin), the line hangs on that move and
+        // it is searched a ply deeper. When the others reach beta too, several moves refute
+        // the line and the node is cut at once; when the table move alone is expected to
+        // beat beta anyway, it is searched a ply shallower.
+        let mut table_extension = 0;
+        if self.params.ab_singular_depth > 0
+            && depth >= self.params.ab_singular_depth
+            && ply > 0
+            && excluded.is_none()
+            && (ply as i32) < 2 * self.root_depth
+            && let (Some(e), Some(tm)) = (entry, table_move)
+            && e.depth >= depth - 3
+            && matches!(e.bound, Bound::Lower | Bound::Exact)
+        {
+            let s = from_table(e.score, ply);
+            if s.abs() < MATE_BOUND {
+                let singular_beta = s - self.params.ab_singular_margin * depth;
+                self.excluded[ply] = Some(tm);
+                let v = self.node(
+                    ctx,
+                    pos,
+                    (depth - 1) / 2,
+                    singular_beta - 1,
+                    singular_beta,
+                    ply,
+                    false,
+                    cut_node,
+                );
+                self.excluded[ply] = None;
+                self.pv_len[ply] = ply;
+                if self.aborted {
+                    return 0;
+                }
+                if v < singular_beta {
+                    table_extension = 1;
+                } else if singular_beta >= beta {
+                    return singular_beta;
+                } else if s >= beta || cut_node {
+                    table_extension = -self.params.ab_singular_neg;
+                }
+            }
+        }
+
         let prev = [self.stack[ply + 1], self.stack[ply]];
         // The keys apart from the moves: the scan for the next best is then over a dense
         // array of `i32`, which the compiler vectorises.
@@ -201,6 +250,9 @@ impl AlphaBeta {
             keys.swap(i, top);
             moves.swap(i, top);
             let m = moves[i];
+            if Some(m) == excluded {
+                continue;
+            }
             let quiet = !m.is_capture() && m.promotion().is_none();
             let see_margin = self.params.ab_see_margin;
             // A negative key on a capture is the ordering's losing-capture class (the blast
@@ -228,19 +280,28 @@ impl AlphaBeta {
                 {
                     continue;
                 }
-                let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
+                let lmp = if self.params.ab_lmp_strict > 0 {
+                    (5 + depth * depth) / (2 + not_improving)
+                } else {
+                    (self.params.ab_lmp_base + depth * depth) >> not_improving
+                };
                 if depth <= self.params.ab_lmp_depth && searched >= lmp as usize {
                     continue;
                 }
             }
             self.keys.push(child.zobrist());
             self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
+            let extension = if Some(m) == table_move {
+                table_extension
+            } else {
+                0
+            };
             let score = if searched == 0 {
                 let child_cut = !pv_node && !cut_node;
                 -self.node(
                     ctx,
                     &child,
-                    depth - 1,
+                    depth - 1 + extension,
                     -beta,
                     -alpha,
                     ply + 1,
@@ -249,15 +310,19 @@ impl AlphaBeta {
                 )
             } else {
                 let mut reduction = 0;
-                let lmr_quiet = quiet && !gives_check;
+                let lmr_quiet = quiet && (!gives_check || self.params.ab_check_lmr > 0);
                 let lmr_capture = self.params.ab_capture_lmr > 0 && m.is_capture() && keys[i] < 0;
                 let reducible = depth >= 3 && !in_check && (lmr_quiet || lmr_capture);
                 if reducible {
                     reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
-                        + not_improving;
+                        + not_improving
+                        - i32::from(gives_check);
                     if cut_node {
                         reduction += self.params.ab_cut_reduction;
+                    }
+                    if quiet && table_move.is_some_and(|t| t.is_capture()) {
+                        reduction += self.params.ab_tt_capture_lmr;
                     }
                     reduction = reduction.clamp(0, depth - 2);
                 }
@@ -324,6 +389,9 @@ impl AlphaBeta {
         } else {
             Bound::Upper
         };
+        if excluded.is_some() {
+            return best;
+        }
         if let Some(k) = corr_keys
             && best.abs() < MATE_BOUND
             && best_move.is_none_or(|m| !m.is_capture() && m.promotion().is_none())
