@@ -11,7 +11,8 @@
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
-//! insufficient material), check and blast-threat extensions, table cut-offs, the static
+//! insufficient material), check and blast-threat extensions, singular extensions of the
+//! table move, table cut-offs, the static
 //! evaluation plus the [`correction`] histories, reverse futility pruning and null move pruning
 //! at non-PV nodes, then the moves in [`ordering`] order with late move reductions, futility and
 //! late move pruning of quiet moves near the leaves; the quiescence search of `eval` at depth 0,

@@ -1,5 +1,6 @@
 //! The recursive search below the root: principal variation search with a transposition
-//! table, check extension, a ply more under a blast threat, reverse futility and null move
+//! table, check extension, a ply more under a blast threat, singular extensions of the table
+//! move (with multi-cut and a negative extension), reverse futility and null move
 //! pruning on the corrected static evaluation, late move reductions, and futility and late move
 //! pruning of quiet moves near the leaves.
 //!
