@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use atomic_bot::search::{
     Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, Searcher,
 };
-use atomic_chess::{Game, Position};
+use atomic_chess::{Game, Move, Position};
 
 mod tactics;
 use tactics::{puzzles, search};
@@ -112,42 +112,33 @@ fn singular_extensions_keep_the_forced_wins() {
     };
     forced_wins_with(config.clone(), 2, 10_000, 54);
     forced_wins_with(config.clone(), 3, 30_000, 52);
+    assert_eq!(fixed_node_run(&config), fixed_node_run(&config));
+}
+
+/// What a fresh searcher reports for an opening position at 60 000 nodes: the move, score,
+/// principal variation, depth and node count.
+fn fixed_node_run(config: &SearchConfig) -> (Option<Move>, Score, Vec<Move>, u32, u64) {
     let pos =
         Position::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 2 3")
             .expect("fen");
-    let run = || {
-        let mut searcher = Searcher::new(config.clone());
-        let result = search(&mut searcher, &Game::new(pos), 60_000);
-        (
-            result.best_move,
-            result.info.pv.clone(),
-            searcher.stats().positions,
-        )
-    };
-    assert_eq!(run(), run());
+    let mut searcher = Searcher::new(config.clone());
+    let result = search(&mut searcher, &Game::new(pos), 60_000);
+    (
+        result.best_move,
+        result.info.score,
+        result.info.pv.clone(),
+        result.info.depth,
+        searcher.stats().positions,
+    )
 }
 
 /// A fresh searcher with the same node limit: the same move, score, principal variation and
 /// node count.
 #[test]
 fn deterministic_for_fixed_nodes() {
-    let pos =
-        Position::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 2 3")
-            .expect("fen");
-    let run = || {
-        let mut searcher = Searcher::new(config());
-        let result = search(&mut searcher, &Game::new(pos), 60_000);
-        (
-            result.best_move,
-            result.info.score,
-            result.info.pv.clone(),
-            result.info.depth,
-            searcher.stats().positions,
-        )
-    };
-    let first = run();
+    let first = fixed_node_run(&config());
     assert!(first.3 >= 4, "depth {}", first.3);
-    assert_eq!(first, run());
+    assert_eq!(first, fixed_node_run(&config()));
 }
 
 /// The principal variation is a legal line starting with the best move, and the ponder move

@@ -318,7 +318,7 @@ impl AlphaBeta {
                     reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
                         + not_improving
-                        - i32::from(gives_check);
+                        - i32::from(quiet && gives_check);
                     if cut_node {
                         reduction += self.params.ab_cut_reduction;
                     }
