@@ -115,6 +115,24 @@ fn singular_extensions_keep_the_forced_wins() {
     assert_eq!(fixed_node_run(&config), fixed_node_run(&config));
 }
 
+/// Double singular extensions and ProbCut (both off by default) cut or stretch lines, never
+/// the forced wins: the same puzzles are solved, deterministically.
+#[test]
+fn double_extensions_and_probcut_keep_the_forced_wins() {
+    let config = SearchConfig {
+        params: SearchParams {
+            ab_singular_depth: 4,
+            ab_singular_double: 10,
+            ab_probcut_margin: 200,
+            ..Default::default()
+        },
+        ..config()
+    };
+    forced_wins_with(config.clone(), 2, 10_000, 54);
+    forced_wins_with(config.clone(), 3, 30_000, 52);
+    assert_eq!(fixed_node_run(&config), fixed_node_run(&config));
+}
+
 /// What a fresh searcher reports for an opening position at 60 000 nodes: the move, score,
 /// principal variation, depth and node count.
 fn fixed_node_run(config: &SearchConfig) -> (Option<Move>, Score, Vec<Move>, u32, u64) {

@@ -16,6 +16,10 @@ use super::table::{Bound, from_table, to_table};
 use super::{AlphaBeta, Ctx, has_pieces};
 use crate::search::eval::{self, MATE, MATE_BOUND};
 
+/// Double singular extensions allowed on one line: each adds a ply the iteration did not
+/// plan, so a line of them could otherwise explode the tree (Stockfish's bound was of this order).
+const MAX_DOUBLE_EXTENSIONS: u8 = 3;
+
 impl AlphaBeta {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
@@ -52,6 +56,9 @@ impl AlphaBeta {
         if ply >= super::MAX_PLY - 8 {
             return eval::static_eval(pos);
         }
+        // The children searched outside the move loop (null move, ProbCut) inherit the line's
+        // count; the loop sets it per move.
+        self.doubles[ply + 1] = self.doubles[ply];
         let in_check = pos.is_check();
         if in_check {
             depth += self.params.ab_check_extension;
@@ -186,6 +193,67 @@ impl AlphaBeta {
             }
         }
 
+        // ProbCut: a capture that beats beta by a margin in a search four plies shallower
+        // (after its quiescence search agreed, which is cheap) would beat beta at full depth
+        // too, so the node is cut. Only captures whose blast balance could bridge the gap from
+        // the static evaluation are tried; not when the table already says the bound fails.
+        let probcut_margin = self.params.ab_probcut_margin;
+        if probcut_margin > 0
+            && !pv_node
+            && !in_check
+            && excluded.is_none()
+            && depth >= 5
+            && beta.abs() < MATE_BOUND
+        {
+            let probcut_beta = beta + probcut_margin;
+            let table_refutes = entry.is_some_and(|e| {
+                e.depth >= depth - 3
+                    && e.bound != Bound::None
+                    && from_table(e.score, ply) < probcut_beta
+            });
+            if !table_refutes {
+                for &m in moves.iter() {
+                    if !m.is_capture() || eval::blast_balance(pos, m) < probcut_beta - static_eval {
+                        continue;
+                    }
+                    let mut child = *pos;
+                    child.play_unchecked(m);
+                    self.keys.push(child.zobrist());
+                    self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
+                    let window = (-probcut_beta, -probcut_beta + 1);
+                    let mut v =
+                        -self.node(ctx, &child, 0, window.0, window.1, ply + 1, true, !cut_node);
+                    if v >= probcut_beta && !self.aborted {
+                        v = -self.node(
+                            ctx,
+                            &child,
+                            depth - 4,
+                            window.0,
+                            window.1,
+                            ply + 1,
+                            true,
+                            !cut_node,
+                        );
+                    }
+                    self.keys.pop();
+                    if self.aborted {
+                        return 0;
+                    }
+                    if v >= probcut_beta {
+                        self.table.store(
+                            key,
+                            Some(m),
+                            to_table(v, ply),
+                            depth - 3,
+                            Bound::Lower,
+                            raw_eval,
+                        );
+                        return v;
+                    }
+                }
+            }
+        }
+
         // Singular extension (Stockfish's scheme, with its negative extensions): when the
         // table move's score stands clear of every other move's (a search without it, at
         // half depth, fails below the score minus a margin), the line hangs on that move and
@@ -222,7 +290,16 @@ impl AlphaBeta {
                     return 0;
                 }
                 if v < singular_beta {
-                    table_extension = 1;
+                    let double = self.params.ab_singular_double;
+                    table_extension = if double > 0
+                        && !pv_node
+                        && v < singular_beta - double
+                        && self.doubles[ply] < MAX_DOUBLE_EXTENSIONS
+                    {
+                        2
+                    } else {
+                        1
+                    };
                 } else if singular_beta >= beta {
                     return singular_beta;
                 } else if s >= beta || cut_node {
@@ -297,6 +374,7 @@ impl AlphaBeta {
             } else {
                 0
             };
+            self.doubles[ply + 1] = self.doubles[ply] + u8::from(extension >= 2);
             let score = if searched == 0 {
                 let child_cut = !pv_node && !cut_node;
                 -self.node(
