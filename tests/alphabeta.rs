@@ -117,13 +117,12 @@ fn singular_extensions_keep_the_forced_wins() {
     });
 }
 
-/// Double singular extensions and ProbCut (both off by default).
+/// Double singular extensions (off by default).
 #[test]
-fn double_extensions_and_probcut_keep_the_forced_wins() {
+fn double_extensions_keep_the_forced_wins() {
     keeps_the_forced_wins(SearchParams {
         ab_singular_depth: 4,
         ab_singular_double: 10,
-        ab_probcut_margin: 200,
         ..Default::default()
     });
 }

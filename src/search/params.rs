@@ -130,10 +130,6 @@ pub struct SearchParams {
     /// nodes when the others fall this many centipawns below the singular bound (0 = off),
     /// at most `MAX_DOUBLE_EXTENSIONS` times on a line.
     pub ab_singular_double: i32,
-    /// Alpha-beta: ProbCut margin (0 = off). At non-PV nodes from depth 5, a capture whose
-    /// blast balance could lift the evaluation past `beta + margin`, and whose quiescence
-    /// and then a search four plies shallower both beat that bound, cuts the node.
-    pub ab_probcut_margin: i32,
 }
 
 impl SearchParams {
@@ -204,7 +200,6 @@ impl Default for SearchParams {
             ab_singular_neg: 1,
             ab_lmp_strict: 0,
             ab_singular_double: 0,
-            ab_probcut_margin: 0,
         }
     }
 }
@@ -302,7 +297,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
     spec!("AbLmpStrict", ab_lmp_strict, 0, 1, 1.0, i32),
     spec!("AbSingularDouble", ab_singular_double, 0, 1000, 1.0, i32),
-    spec!("AbProbcutMargin", ab_probcut_margin, 0, 2000, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

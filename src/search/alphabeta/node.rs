@@ -56,8 +56,8 @@ impl AlphaBeta {
         if ply >= super::MAX_PLY - 8 {
             return eval::static_eval(pos);
         }
-        // The children searched outside the move loop (null move, ProbCut) inherit the line's
-        // count; the loop sets it per move.
+        // A child searched outside the move loop (the null move) inherits the line's count;
+        // the loop sets it per move.
         self.doubles[ply + 1] = self.doubles[ply];
         let in_check = pos.is_check();
         if in_check {
@@ -189,67 +189,6 @@ impl AlphaBeta {
                 }
                 if s >= beta {
                     return if s >= MATE_BOUND { beta } else { s };
-                }
-            }
-        }
-
-        // ProbCut: a capture that beats beta by a margin in a search four plies shallower
-        // (after its quiescence search agreed, which is cheap) would beat beta at full depth
-        // too, so the node is cut. Only captures whose blast balance could bridge the gap from
-        // the static evaluation are tried; not when the table already says the bound fails.
-        let probcut_margin = self.params.ab_probcut_margin;
-        if probcut_margin > 0
-            && !pv_node
-            && !in_check
-            && excluded.is_none()
-            && depth >= 5
-            && beta.abs() < MATE_BOUND
-        {
-            let probcut_beta = beta + probcut_margin;
-            let table_refutes = entry.is_some_and(|e| {
-                e.depth >= depth - 3
-                    && e.bound != Bound::None
-                    && from_table(e.score, ply) < probcut_beta
-            });
-            if !table_refutes {
-                for &m in moves.iter() {
-                    if !m.is_capture() || eval::blast_balance(pos, m) < probcut_beta - static_eval {
-                        continue;
-                    }
-                    let mut child = *pos;
-                    child.play_unchecked(m);
-                    self.keys.push(child.zobrist());
-                    self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
-                    let window = (-probcut_beta, -probcut_beta + 1);
-                    let mut v =
-                        -self.node(ctx, &child, 0, window.0, window.1, ply + 1, true, !cut_node);
-                    if v >= probcut_beta && !self.aborted {
-                        v = -self.node(
-                            ctx,
-                            &child,
-                            depth - 4,
-                            window.0,
-                            window.1,
-                            ply + 1,
-                            true,
-                            !cut_node,
-                        );
-                    }
-                    self.keys.pop();
-                    if self.aborted {
-                        return 0;
-                    }
-                    if v >= probcut_beta {
-                        self.table.store(
-                            key,
-                            Some(m),
-                            to_table(v, ply),
-                            depth - 3,
-                            Bound::Lower,
-                            raw_eval,
-                        );
-                        return v;
-                    }
                 }
             }
         }
