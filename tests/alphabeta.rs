@@ -96,35 +96,23 @@ fn forced_wins_in_three() {
     forced_wins(3, 30_000, 54);
 }
 
-/// The puzzles of two and three moves are still solved with `params`, and the search is still
-/// deterministic: for the options that stretch or cut lines.
-fn keeps_the_forced_wins(params: SearchParams) {
-    let config = SearchConfig { params, ..config() };
+/// Singular extensions (an option, off by default) search the table move's position again
+/// without it at the same ply: the forced wins are still found, and the search is still
+/// deterministic.
+#[test]
+fn singular_extensions_keep_the_forced_wins() {
+    let config = SearchConfig {
+        params: SearchParams {
+            ab_singular_depth: 4,
+            ab_singular_margin: 6,
+            ab_singular_neg: 2,
+            ..Default::default()
+        },
+        ..config()
+    };
     forced_wins_with(config.clone(), 2, 10_000, 54);
     forced_wins_with(config.clone(), 3, 30_000, 52);
     assert_eq!(fixed_node_run(&config), fixed_node_run(&config));
-}
-
-/// Singular extensions search the table move's position again without it at the same ply
-/// (from depth 4 here, so that they fire at these budgets; 8 by default).
-#[test]
-fn singular_extensions_keep_the_forced_wins() {
-    keeps_the_forced_wins(SearchParams {
-        ab_singular_depth: 4,
-        ab_singular_margin: 6,
-        ab_singular_neg: 2,
-        ..Default::default()
-    });
-}
-
-/// Double singular extensions (off by default).
-#[test]
-fn double_extensions_keep_the_forced_wins() {
-    keeps_the_forced_wins(SearchParams {
-        ab_singular_depth: 4,
-        ab_singular_double: 10,
-        ..Default::default()
-    });
 }
 
 /// What a fresh searcher reports for an opening position at 60 000 nodes: the move, score,

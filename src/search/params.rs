@@ -113,9 +113,9 @@ pub struct SearchParams {
     /// Alpha-beta: plies more of reduction for quiet moves when the table move is a capture
     /// (the position is then most likely decided by that capture).
     pub ab_tt_capture_lmr: i32,
-    /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The table move is
-    /// extended a ply when every other move, searched at half depth, falls short of its
-    /// score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
+    /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The
+    /// table move is extended a ply when every other move, searched at half depth, falls short
+    /// of its score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
     /// (multi-cut); when the table move's score already beats beta it is reduced a ply.
     pub ab_singular_depth: i32,
     /// See `ab_singular_depth` (centipawns per ply of depth).
@@ -126,10 +126,6 @@ pub struct SearchParams {
     /// (Fairy-Stockfish's count for atomic) instead of `(AbLmpBase + depth²)`, halved when
     /// not improving (1), or the latter (0).
     pub ab_lmp_strict: i32,
-    /// Alpha-beta: a singular table move is extended two plies instead of one at non-PV
-    /// nodes when the others fall this many centipawns below the singular bound (0 = off),
-    /// at most `MAX_DOUBLE_EXTENSIONS` times on a line.
-    pub ab_singular_double: i32,
 }
 
 impl SearchParams {
@@ -199,7 +195,6 @@ impl Default for SearchParams {
             ab_singular_margin: 6,
             ab_singular_neg: 1,
             ab_lmp_strict: 0,
-            ab_singular_double: 0,
         }
     }
 }
@@ -296,7 +291,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
     spec!("AbLmpStrict", ab_lmp_strict, 0, 1, 1.0, i32),
-    spec!("AbSingularDouble", ab_singular_double, 0, 1000, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

@@ -86,8 +86,6 @@ pub struct AlphaBeta {
     root_moves: Vec<RootMove>,
     /// The move a singular-extension search leaves out at each ply (`None` outside one).
     excluded: [Option<Move>; MAX_PLY],
-    /// Double singular extensions on the line down to each ply (`AbSingularDouble`).
-    doubles: [u8; MAX_PLY],
     /// Depth of the current iteration: extensions stop past twice this many plies.
     root_depth: i32,
     /// Late move reductions by depth and moves searched (from the parameters).
@@ -114,7 +112,6 @@ impl AlphaBeta {
             stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             excluded: [None; MAX_PLY],
-            doubles: [0; MAX_PLY],
             root_depth: 0,
             lmr: lmr_table(&SearchParams::default()),
         }

@@ -16,10 +16,6 @@ use super::table::{Bound, from_table, to_table};
 use super::{AlphaBeta, Ctx, has_pieces};
 use crate::search::eval::{self, MATE, MATE_BOUND};
 
-/// Double singular extensions allowed on one line: each adds a ply the iteration did not
-/// plan, so a line of them could otherwise explode the tree (Stockfish's bound was of this order).
-const MAX_DOUBLE_EXTENSIONS: u8 = 3;
-
 impl AlphaBeta {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
@@ -56,9 +52,6 @@ impl AlphaBeta {
         if ply >= super::MAX_PLY - 8 {
             return eval::static_eval(pos);
         }
-        // A child searched outside the move loop (the null move) inherits the line's count;
-        // the loop sets it per move.
-        self.doubles[ply + 1] = self.doubles[ply];
         let in_check = pos.is_check();
         if in_check {
             depth += self.params.ab_check_extension;
@@ -229,16 +222,7 @@ impl AlphaBeta {
                     return 0;
                 }
                 if v < singular_beta {
-                    let double = self.params.ab_singular_double;
-                    table_extension = if double > 0
-                        && !pv_node
-                        && v < singular_beta - double
-                        && self.doubles[ply] < MAX_DOUBLE_EXTENSIONS
-                    {
-                        2
-                    } else {
-                        1
-                    };
+                    table_extension = 1;
                 } else if singular_beta >= beta {
                     return singular_beta;
                 } else if s >= beta || cut_node {
@@ -313,7 +297,6 @@ impl AlphaBeta {
             } else {
                 0
             };
-            self.doubles[ply + 1] = self.doubles[ply] + u8::from(extension >= 2);
             let score = if searched == 0 {
                 let child_cut = !pv_node && !cut_node;
                 -self.node(
