@@ -287,6 +287,48 @@ async fn silent_event_stream_is_dropped_by_the_watchdog() {
     kill(bot).await;
 }
 
+/// Issue 28: the supervisor re-created the event-stream read on every turn of its `select!`,
+/// and its 5 s tick restarted the idle timeout inside that read, so a silent event stream was
+/// never dropped while the idle timeout was above the tick (the default is 20 s). The watchdog
+/// must run from the last byte received, whatever the loop does meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_event_stream_is_replaced_in_time_while_a_game_runs_and_the_tick_fires() {
+    let fake = fake().await;
+    let idle = Duration::from_millis(6_000);
+    let mut s = settings(&fake.url());
+    s.lichess.stream_idle_timeout_ms = idle.as_millis() as u64;
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    // The human plays black and thinks two seconds a move: the game runs all along.
+    let id = challenge_bot(&fake, "black", Some((300, 0)));
+    wait_game(&fake, &id, 1).await;
+    let opp = slow_opponent(&fake, &id, Duration::from_secs(2)).await;
+    wait_game(&fake, &id, 2).await;
+    fake.silence_next_event_streams(1);
+    fake.cut_streams();
+    assert!(
+        fake.wait_until(T, |f| f.event_stream_connections(BOT) >= 2)
+            .await
+    );
+    let silent_since = tokio::time::Instant::now();
+    assert!(
+        fake.wait_until(idle * 3, |f| f.event_stream_connections(BOT) >= 3)
+            .await,
+        "the silent event stream was never replaced"
+    );
+    let replaced = silent_since.elapsed();
+    assert!(
+        replaced >= idle - Duration::from_millis(500) && replaced <= idle + Duration::from_secs(1),
+        "replaced after {replaced:?} (idle timeout {idle:?})"
+    );
+    assert!(
+        fake.game(&id).is_some_and(|g| !g.is_over()),
+        "the game ended"
+    );
+    opp.abort();
+    kill(bot).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
     let fake = fake().await;

@@ -413,17 +413,29 @@ impl LichessClient {
         let gate = self.gate(endpoint);
         let _single_flight = gate.lock.lock().await;
         gate.wait_cooldown(endpoint).await;
-        let resp = self
+        // The stream's watchdog also guards its opening: a server that takes the connection
+        // but never answers would otherwise hold the reconnect loop for the whole request
+        // timeout (a day: a stream is one long request).
+        let idle = self.inner.settings.stream_idle_timeout();
+        let send = self
             .request(Method::GET, path)
             .header(reqwest::header::ACCEPT, "application/x-ndjson")
             .timeout(Duration::from_secs(24 * 3600))
-            .send()
-            .await
-            .map_err(|e| ApiError::Unavailable {
+            .send();
+        let resp = match tokio::time::timeout(idle, send).await {
+            Err(_) => {
+                return Err(ApiError::Unavailable {
+                    endpoint,
+                    message: format!("no answer within {idle:?}"),
+                    attempts: 1,
+                });
+            }
+            Ok(r) => r.map_err(|e| ApiError::Unavailable {
                 endpoint,
                 message: format!("network error: {}", e.without_url()),
                 attempts: 1,
-            })?;
+            })?,
+        };
         let status = resp.status();
         if !status.is_success() {
             let body = resp.bytes().await.unwrap_or_default();
@@ -771,6 +783,40 @@ mod tests {
         assert!(seg("../x").is_err());
         assert!(seg("a?b").is_err());
         assert!(seg("").is_err());
+    }
+
+    /// A server that takes the connection and never answers must not hold the stream's
+    /// opening longer than the watchdog allows.
+    #[tokio::test]
+    async fn a_stream_whose_server_never_answers_fails_after_the_idle_timeout() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let mut sockets = Vec::new();
+            while let Ok((s, _)) = listener.accept().await {
+                sockets.push(s);
+            }
+        });
+        let settings = LichessSettings {
+            url: format!("http://{addr}"),
+            stream_idle_timeout_ms: 300,
+            ..LichessSettings::default()
+        };
+        let client = LichessClient::new(&settings, SecretString::from("lip_x")).unwrap();
+        let started = std::time::Instant::now();
+        let r = tokio::time::timeout(Duration::from_secs(10), client.stream_events()).await;
+        held.abort();
+        let err = match r {
+            Ok(Err(e)) => e,
+            Ok(Ok(_)) => panic!("a silent server opened a stream"),
+            Err(_) => panic!("the opening was never given up"),
+        };
+        assert!(matches!(err, ApiError::Unavailable { .. }), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -52,10 +52,24 @@ pub enum StreamEnd {
 }
 
 /// Reads lines with a watchdog.
+///
+/// The watchdog's deadline is `idle` after the last byte received (or after the stream was
+/// opened), kept in the reader itself. Callers poll [`NdjsonReader::next`] inside `select!` loops
+/// that drop and re-create the future whenever another branch fires; a timeout created inside
+/// each call would restart at every such turn and never fire while the loop is busy (a 5 s tick
+/// was enough to keep a dead event stream "alive" forever). For the same reason a read is
+/// cancel-safe: the bytes of a partial line already taken from the socket stay in the reader's
+/// buffer for the next call.
 pub struct NdjsonReader<R> {
     reader: R,
     idle: Duration,
     buf: Vec<u8>,
+    /// `buf` holds a line that was returned: clear it before reading the next one.
+    returned: bool,
+    /// The line being read grew past [`MAX_LINE`].
+    overflow: bool,
+    /// When the last bytes arrived (or the stream was opened): the watchdog runs from here.
+    last_byte: tokio::time::Instant,
     line_at: std::time::Instant,
 }
 
@@ -66,17 +80,29 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
             reader,
             idle,
             buf: Vec::with_capacity(4096),
+            returned: false,
+            overflow: false,
+            last_byte: tokio::time::Instant::now(),
             line_at: std::time::Instant::now(),
         }
     }
 
+    /// When the watchdog fires if nothing more arrives.
+    pub fn deadline(&self) -> tokio::time::Instant {
+        self.last_byte + self.idle
+    }
+
     /// The next line, raw (without the newline), or why the stream ended. Over-long lines are
     /// returned cut at [`MAX_LINE`] bytes (they then fail to parse and are reported).
+    /// Cancel-safe: dropping the future loses no byte and does not move the watchdog.
     pub async fn next_raw(&mut self) -> Result<&[u8], StreamEnd> {
-        self.buf.clear();
-        let mut overflow = false;
+        if std::mem::take(&mut self.returned) {
+            self.buf.clear();
+            self.overflow = false;
+        }
         loop {
-            let chunk = match tokio::time::timeout(self.idle, self.reader.fill_buf()).await {
+            let deadline = self.deadline();
+            let chunk = match tokio::time::timeout_at(deadline, self.reader.fill_buf()).await {
                 Err(_) => return Err(StreamEnd::Idle(self.idle)),
                 Ok(Err(e)) => return Err(StreamEnd::Io(e)),
                 Ok(Ok(c)) => c,
@@ -88,6 +114,7 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
                 }
                 break;
             }
+            self.last_byte = tokio::time::Instant::now();
             let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
@@ -95,7 +122,7 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
             let room = MAX_LINE.saturating_sub(self.buf.len());
             let data = &chunk[..take];
             if data.len() > room {
-                overflow = true;
+                self.overflow = true;
             }
             self.buf.extend_from_slice(&data[..data.len().min(room)]);
             self.reader.consume(take);
@@ -104,10 +131,11 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
                 break;
             }
         }
+        self.returned = true;
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        if overflow {
+        if self.overflow {
             tracing::warn!(bytes = self.buf.len(), "over-long stream line cut");
         }
         Ok(&self.buf)
@@ -253,6 +281,83 @@ mod tests {
             r.next::<GameEvent>().await.unwrap(),
             Line::Item(GameEvent::GameState(_), _)
         ));
+    }
+
+    /// A reader over a channel the test writes to, chunk by chunk.
+    fn channel_reader(
+        idle: Duration,
+    ) -> (
+        tokio::sync::mpsc::Sender<Result<bytes::Bytes, std::io::Error>>,
+        NdjsonReader<impl AsyncBufRead + Unpin>,
+    ) {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let r = NdjsonReader::new(
+            tokio_util::io::StreamReader::new(tokio_stream::wrappers::ReceiverStream::new(rx)),
+            idle,
+        );
+        (tx, r)
+    }
+
+    /// The supervisor's and the game task's shape: `next()` re-created on every turn of a
+    /// `select!` whose other branch (a tick) fires more often than the idle timeout. The
+    /// watchdog must still fire `idle` after the last byte.
+    #[tokio::test(start_paused = true)]
+    async fn watchdog_fires_although_a_busier_branch_re_creates_the_read() {
+        let (tx, mut r) = channel_reader(Duration::from_secs(3));
+        tx.send(Ok(bytes::Bytes::from_static(b"\n"))).await.unwrap();
+        let start = tokio::time::Instant::now();
+        let mut tick = tokio::time::interval(Duration::from_millis(700));
+        let mut ticks = 0;
+        let end = loop {
+            tokio::select! {
+                r = r.next::<Event>() => match r {
+                    Ok(_) => {}
+                    Err(e) => break e,
+                },
+                _ = tick.tick() => ticks += 1,
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "watchdog never fired"
+            );
+        };
+        assert!(matches!(end, StreamEnd::Idle(_)), "{end:?}");
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_secs(3) && waited <= Duration::from_millis(3100),
+            "{waited:?}"
+        );
+        assert!(ticks >= 4, "{ticks}");
+        drop(tx);
+    }
+
+    /// Bytes keep the stream alive even before a line is complete, and a read cancelled in the
+    /// middle of a line loses nothing.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_read_keeps_the_partial_line_and_bytes_move_the_deadline() {
+        let (tx, mut r) = channel_reader(Duration::from_secs(3));
+        let line = b"{\"type\":\"gameState\",\"moves\":\"e2e4\",\"status\":\"started\"}\n";
+        let start = tokio::time::Instant::now();
+        for part in line.chunks(8) {
+            tx.send(Ok(bytes::Bytes::copy_from_slice(part)))
+                .await
+                .unwrap();
+            // A read that is cancelled after two seconds, as a busier branch would.
+            let cancelled = tokio::time::timeout(Duration::from_secs(2), r.next::<GameEvent>());
+            if let Ok(done) = cancelled.await {
+                let done = done.unwrap();
+                assert!(
+                    matches!(&done, Line::Item(GameEvent::GameState(s), _) if s.moves == "e2e4"),
+                    "{done:?}"
+                );
+                // Chunks two seconds apart: far longer than the idle timeout in all.
+                let cancels = line.chunks(8).count() as u32 - 1;
+                assert!(cancels >= 4);
+                assert_eq!(start.elapsed(), Duration::from_secs(2) * cancels);
+                return;
+            }
+        }
+        panic!("the line never came whole");
     }
 
     #[tokio::test]
