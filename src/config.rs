@@ -222,8 +222,6 @@ pub struct GameSettings {
     /// Time subtracted from our clock for the network round trip. Bots get no lag compensation
     /// on lichess, so this must cover push + POST latency.
     pub move_overhead_ms: u64,
-    /// Never let the clock fall below this reserve by thinking (the move is then played at once).
-    pub min_reserve_ms: u64,
     /// Think time cap for our first move (lichess aborts after 20-35 s without a first move).
     pub first_move_think_ms: u64,
     /// Think on the opponent's time.
@@ -258,7 +256,6 @@ impl Default for GameSettings {
     fn default() -> Self {
         Self {
             move_overhead_ms: 400,
-            min_reserve_ms: 1_500,
             first_move_think_ms: 3_000,
             ponder: true,
             draw_policy: DrawPolicy::Eval,

@@ -845,8 +845,8 @@ async fn the_mcts_searcher_plays_a_game_with_pondering() {
     let pickers = Arc::new(atomic_bot::lichess::picker::SearcherFactory::default());
     let (fake, bot) = fake_and_bot_with(pickers, |s| {
         s.game.ponder = true;
-        // Short thinks: most of the 30 s clock is reserve.
-        s.game.min_reserve_ms = 25_000;
+        // Short thinks: the time manager keeps 30 overheads (24 s of the 30 s) out of the plan.
+        s.game.move_overhead_ms = 800;
         s.search.hash_mb = 16;
     })
     .await;

@@ -284,9 +284,10 @@ pub async fn run_demo(
     opp_settings.game.greeting = "Hello! Let's blow things up.".into();
     opp_settings.game.goodbye = String::new();
     opp_settings.game.ponder = false;
-    // The opponent plays with the same engine but keeps three quarters of its clock in reserve,
-    // so it thinks about a quarter as long as the bot.
-    opp_settings.game.min_reserve_ms = u64::from(clock.0) * 750;
+    // The opponent plays with the same engine but declares a move overhead that keeps three
+    // quarters of its clock out of the plan (the time manager reserves 30 overheads), so it
+    // thinks about a quarter as long as the bot.
+    opp_settings.game.move_overhead_ms = u64::from(clock.0) * 25;
     opp_settings.search.hash_mb = 32;
     let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
         .map_err(|e| e.to_string())?;

@@ -30,6 +30,7 @@ use tracing::{debug, error, info, warn};
 use crate::config::{DrawPolicy, Engine, GameSettings, Settings, ShutdownMode};
 use crate::lichess::chat_commands::{ChatContext, ChatResponder, EvalReport, QueueReport, Room};
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
+use crate::lichess::clock::{TurnClock, budget};
 use crate::lichess::model::{Account, GameEvent, GameFull, GameState};
 use crate::lichess::ndjson::{Line, StreamEnd};
 use crate::lichess::pgn;
@@ -91,43 +92,6 @@ pub struct GameReport {
     pub pgn: Option<String>,
     /// Set when the token was rejected: the bot must stop.
     pub fatal: Option<String>,
-}
-
-/// Time budget of one move (pure; unit tested).
-///
-/// The reserve is `max(min_reserve, 3 × overhead)` because bots get no lag compensation: every
-/// millisecond of network time is charged to our clock. The budget is `usable/30 + ¾ inc`
-/// (soft) and at most three times that (hard), never more than a quarter of the usable time;
-/// the first move is capped so lichess never aborts the game; the threads are shared among the
-/// running games.
-pub fn budget(
-    g: &GameSettings,
-    our_ms: i64,
-    inc_ms: i64,
-    first_move: bool,
-    running_games: usize,
-    total_threads: u32,
-) -> Budget {
-    let overhead = g.move_overhead_ms as i64;
-    let reserve = (g.min_reserve_ms as i64).max(3 * overhead);
-    let usable = (our_ms - overhead - reserve).max(0);
-    let inc = inc_ms.max(0);
-    let mut soft = (usable / 30 + inc * 3 / 4).min(usable);
-    let mut hard = (soft * 3).min(usable / 4 + inc / 2).max(soft).min(usable);
-    // Unlimited/correspondence clocks: do not think for hours.
-    soft = soft.min(30_000);
-    hard = hard.min(60_000);
-    if first_move {
-        let cap = g.first_move_think_ms as i64;
-        soft = soft.min(cap);
-        hard = hard.min(cap);
-    }
-    let threads = (total_threads as usize / running_games.max(1)).max(1);
-    Budget {
-        soft: Duration::from_millis(soft as u64),
-        hard: Duration::from_millis(hard as u64),
-        threads,
-    }
 }
 
 type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration);
@@ -692,12 +656,17 @@ impl Task {
                 Color::White => (state.wtime, state.winc),
                 Color::Black => (state.btime, state.binc),
             };
-            let first_move = game.moves().len() < 2;
+            let turn = TurnClock {
+                remaining_ms: ours,
+                increment_ms: inc,
+                ply: u32::try_from(game.moves().len()).unwrap_or(u32::MAX),
+                first_move: game.moves().len() < 2,
+                first_move_left: None,
+                clocked: self.full.as_ref().is_some_and(|f| f.clock.is_some()),
+            };
             let mut budget = budget(
                 &self.ctx.settings.game,
-                ours,
-                inc,
-                first_move,
+                &turn,
                 self.ctx.running.load(Ordering::Relaxed),
                 self.ctx.settings.search.threads,
             );
@@ -1144,36 +1113,5 @@ mod tests {
         assert_eq!(first_move_ply(Color::White, Color::Black), 1);
         assert_eq!(first_move_ply(Color::Black, Color::Black), 0);
         assert_eq!(first_move_ply(Color::Black, Color::White), 1);
-    }
-
-    #[test]
-    fn budget_keeps_a_reserve_and_caps_the_first_move() {
-        let g = GameSettings::default();
-        // 3+2: a few seconds at most, far below the clock.
-        let b = budget(&g, 180_000, 2_000, false, 1, 1);
-        assert!(
-            b.soft >= Duration::from_millis(5_000) && b.soft <= Duration::from_millis(8_000),
-            "{b:?}"
-        );
-        assert!(b.hard >= b.soft && b.hard <= Duration::from_millis(45_000));
-        // Almost flagged: nothing to think with.
-        let b = budget(&g, 1_000, 0, false, 1, 1);
-        assert_eq!(b.hard, Duration::ZERO);
-        // The reserve covers three overheads.
-        let big = GameSettings {
-            move_overhead_ms: 1_000,
-            ..g.clone()
-        };
-        let b = budget(&big, 4_000, 0, false, 1, 1);
-        assert_eq!(b.hard, Duration::ZERO);
-        // First move capped.
-        let b = budget(&g, 3_600_000, 0, true, 1, 1);
-        assert!(b.hard <= Duration::from_millis(g.first_move_think_ms));
-        // Unlimited clocks do not think for hours.
-        let b = budget(&g, 2_147_483_647, 0, false, 1, 1);
-        assert!(b.hard <= Duration::from_secs(60));
-        // Threads shared among games.
-        assert_eq!(budget(&g, 60_000, 0, false, 2, 4).threads, 2);
-        assert_eq!(budget(&g, 60_000, 0, false, 8, 2).threads, 1);
     }
 }

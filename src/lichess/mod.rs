@@ -4,8 +4,9 @@
 //! Layout (data flows top to bottom):
 //! - [`supervisor`]: account check, the event stream (watchdog, reconnect, dedup), challenge
 //!   decisions, one task per game, shutdown.
-//! - [`game`]: one game: its stream, position rebuilt from the move list, clock budget, the
-//!   move picker on a blocking thread, move POST, offers, chat, PGN.
+//! - [`game`]: one game: its stream, position rebuilt from the move list, the move picker on a
+//!   blocking thread, move POST, offers, chat, PGN.
+//! - [`clock`]: a game's clock as the input of the one time manager (`search::time`).
 //! - [`challenge`]: the pure accept/decline policy.
 //! - [`matchmaking`]: challenging other bots when idle; [`chat_commands`]: `!eval` and friends.
 //! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
@@ -14,6 +15,7 @@ pub mod app;
 pub mod challenge;
 pub mod chat_commands;
 pub mod client;
+pub mod clock;
 pub mod game;
 pub mod matchmaking;
 pub mod model;

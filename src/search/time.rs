@@ -36,6 +36,11 @@ pub struct ClockInput {
     pub ply: u32,
     /// Time lost per move outside the engine (network, GUI, process start).
     pub move_overhead: Duration,
+    /// The longest this move may take whatever the clock says, from outside the clock: the
+    /// first-move deadline of a server that aborts games whose first move never comes, or a
+    /// game without a clock (unlimited, correspondence), where the clock would allow hours.
+    /// `hard` never exceeds it and `soft` never exceeds half of it.
+    pub cap: Option<Duration>,
 }
 
 /// The two limits a search gets.
@@ -114,10 +119,44 @@ pub fn allocate(input: &ClockInput) -> TimeLimits {
         hard = hard.min(FIRST_MOVE_CAP.as_secs_f64() * 1000.0);
         soft = soft.min(hard / 2.0);
     }
+    if let Some(cap) = input.cap {
+        let cap = cap.as_secs_f64() * 1000.0;
+        hard = hard.min(cap);
+        soft = soft.min(cap / 2.0);
+    }
     TimeLimits {
         soft: millis(soft),
         hard: millis(hard),
     }
+}
+
+/// Plays a whole game of `moves` moves against a clock of `initial` + `increment`, asking
+/// `plan(remaining, ply)` for each move's limits; every fourth move uses its full `hard`
+/// limit and the others their `soft` one, and each also costs `lag` (what the engine cannot
+/// see and the clock still counts: the network and the GUI, or the whole round trip of a
+/// lichess bot, which gets no lag compensation). Returns the lowest clock left after a move,
+/// or `None` if the clock ran out. Both fronts' time tests run their planners through it.
+pub fn simulate(
+    initial: Duration,
+    increment: Duration,
+    lag: Duration,
+    moves: u32,
+    mut plan: impl FnMut(Duration, u32) -> TimeLimits,
+) -> Option<Duration> {
+    let mut remaining = initial;
+    let mut lowest = initial;
+    for mv in 0..moves {
+        let limits = plan(remaining, 2 * mv);
+        let used = if mv % 4 == 0 {
+            limits.hard
+        } else {
+            limits.soft
+        };
+        remaining = remaining.checked_sub(used + lag).filter(|r| !r.is_zero())?;
+        lowest = lowest.min(remaining);
+        remaining += increment;
+    }
+    Some(lowest)
 }
 
 fn millis(ms: f64) -> Duration {
@@ -139,6 +178,7 @@ mod tests {
             moves_to_go: None,
             ply,
             move_overhead: ms(overhead),
+            cap: None,
         }
     }
 
@@ -231,26 +271,37 @@ mod tests {
         assert!(limits.soft <= ms(20), "{limits:?}");
     }
 
-    /// Plays a whole game against the clock, every fourth move using its full hard limit and
-    /// the others their soft limit, each plus a real latency, and checks that the clock never
-    /// runs out.
+    /// A whole game through [`simulate`] with `allocate` as the planner.
     fn survives(initial: u64, increment: u64, overhead: u64, latency: u64, moves: u32) -> bool {
-        let mut remaining = initial as i64;
-        for mv in 0..moves {
-            let input = clock(remaining.max(0) as u64, increment, 2 * mv, overhead);
-            let limits = allocate(&input);
-            let used = if mv % 4 == 0 {
-                limits.hard
-            } else {
-                limits.soft
-            };
-            remaining -= used.as_millis() as i64 + latency as i64;
-            if remaining <= 0 {
-                return false;
-            }
-            remaining += increment as i64;
-        }
-        true
+        simulate(
+            ms(initial),
+            ms(increment),
+            ms(latency),
+            moves,
+            |remaining, ply| {
+                allocate(&ClockInput {
+                    remaining,
+                    ..clock(0, increment, ply, overhead)
+                })
+            },
+        )
+        .is_some()
+    }
+
+    #[test]
+    fn the_simulation_flags_a_planner_that_overspends() {
+        // Half of what is left every move runs out at once with any lag.
+        let greedy = |remaining: Duration, _| TimeLimits {
+            soft: remaining / 2,
+            hard: remaining,
+        };
+        assert_eq!(simulate(ms(60_000), ms(0), ms(50), 10, greedy), None);
+        let fixed = |_, _| TimeLimits {
+            soft: ms(100),
+            hard: ms(200),
+        };
+        // 3 moves: 200 + 100 + 100 ms and 3 × 50 ms of lag from 1000 ms.
+        assert_eq!(simulate(ms(1000), ms(0), ms(50), 3, fixed), Some(ms(450)));
     }
 
     #[test]

@@ -311,6 +311,7 @@ pub fn limits_for(go: &Go, game: &Game, options: &Options) -> Limits {
             moves_to_go: go.movestogo,
             ply,
             move_overhead: options.move_overhead,
+            cap: None,
         });
         limits.soft = Some(limits.soft.map_or(time.soft, |s| s.min(time.soft)));
         limits.hard = Some(limits.hard.map_or(time.hard, |h| h.min(time.hard)));

@@ -80,7 +80,6 @@ pub fn settings(url: &str) -> Settings {
     s.game.greeting = "hi {opponent}".into();
     s.game.goodbye = "gg".into();
     s.game.move_overhead_ms = 50;
-    s.game.min_reserve_ms = 200;
     s
 }
 
