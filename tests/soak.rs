@@ -64,6 +64,12 @@ const CHALLENGE_TTL: Duration = Duration::from_secs(20);
 /// the disconnect timeout of the game's speed, at least 12 s).
 const GONE_AFTER: Duration = Duration::from_secs(12);
 
+/// Never deaf: a silent stream is replaced within the watchdog's time, the longest reconnect
+/// pause and a second.
+fn deaf_limit() -> Duration {
+    Duration::from_millis(IDLE_MS + RECONNECT_MAX_MS + 1_000)
+}
+
 /// The run's settings, from the environment.
 struct Params {
     secs: u64,
@@ -413,7 +419,12 @@ async fn soak_with_faults_loses_no_game_sends_no_move_twice_and_ends_connected()
         .prefix("atomic-bot-soak-")
         .tempdir()
         .expect("temp dir");
-    let schedule = faults::schedule(p.seed, Duration::from_secs(p.secs), &FaultRates::default());
+    let rates = FaultRates {
+        // Only the bot's watchdog may replace a silent stream: it must, in time.
+        quiet_after_silence: deaf_limit() + Duration::from_secs(1),
+        ..FaultRates::default()
+    };
+    let schedule = faults::schedule(p.seed, Duration::from_secs(p.secs), &rates);
     println!(
         "soak: {} s, seed {}, engine {}, {} faults scheduled, bot log {}",
         p.secs,
@@ -660,9 +671,7 @@ async fn soak_with_faults_loses_no_game_sends_no_move_twice_and_ends_connected()
              lets the opponent claim the win after {GONE_AFTER:?}"
         ));
     }
-    // Never deaf: a silent stream is replaced within the watchdog's time, the longest reconnect
-    // pause and a second.
-    let deaf_limit = Duration::from_millis(IDLE_MS + RECONNECT_MAX_MS + 1_000);
+    let deaf_limit = deaf_limit();
     let mut longest_deaf = Duration::ZERO;
     for (silenced, target) in &silences {
         let path = match target {

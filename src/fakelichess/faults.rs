@@ -184,12 +184,17 @@ pub struct FaultRates {
     pub unknown_fields: f64,
     /// Least time between two costly faults.
     pub costly_gap: Duration,
+    /// After a stream goes silent, nothing else replaces it for this long (no cut of that kind
+    /// of stream, no restart), so that only the client's watchdog can: set it above the
+    /// client's idle timeout plus its longest reconnect pause.
+    pub quiet_after_silence: Duration,
     /// No fault before this (the bot starts and connects).
     pub warmup: Duration,
 }
 
 impl Default for FaultRates {
-    /// About 30 faults a minute, two restarts among them, costly ones 15 s apart.
+    /// About 30 faults a minute, two restarts among them, costly ones 15 s apart, 25 s without
+    /// a cut after a silence (lichess's keep-alives come every 7 s; a bot's watchdog is 20 s).
     fn default() -> Self {
         Self {
             restart: 2.0,
@@ -203,6 +208,7 @@ impl Default for FaultRates {
             junk_game_line: 4.0,
             unknown_fields: 3.0,
             costly_gap: Duration::from_secs(15),
+            quiet_after_silence: Duration::from_secs(25),
             warmup: Duration::from_secs(3),
         }
     }
@@ -212,8 +218,10 @@ impl Default for FaultRates {
 ///
 /// Each kind comes `rate × minutes` times (rounded, at least once when its rate is positive),
 /// one at a random instant of each equal slice of the time after the warm-up, so that a short
-/// run still meets every kind. Costly faults closer than `costly_gap` to the previous one are
-/// moved later, and dropped when that is past the end.
+/// run still meets every kind. Then, in time order, a fault that comes too early is moved
+/// later: a costly fault closer than `costly_gap` to the previous one, a cut or restart less
+/// than `quiet_after_silence` after a silence of that kind of stream. A fault moved past the
+/// end is dropped.
 pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Duration, Fault)> {
     let mut rng = Rng::new(seed);
     let span = duration.saturating_sub(rates.warmup);
@@ -240,9 +248,10 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
         }),
         (rates.unknown_fields, &|_| Fault::UnknownFields),
     ];
-    let mut out = Vec::new();
+    // (time, draw order, fault): the draw order keeps equal times deterministic.
+    let mut queue = std::collections::BinaryHeap::new();
     if span.is_zero() {
-        return out;
+        return Vec::new();
     }
     for (rate, make) in kinds {
         if rate <= 0.0 {
@@ -252,26 +261,61 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
         let slice = span.div_f64(n as f64);
         for i in 0..n {
             let at = rates.warmup + slice.mul_f64(i as f64 + rng.unit());
-            out.push((at, make(&mut rng)));
+            let order = queue.len();
+            queue.push(std::cmp::Reverse((at, order, FaultKey(make(&mut rng)))));
         }
     }
-    out.sort_by_key(|(at, _)| *at);
-    let mut spaced = Vec::with_capacity(out.len());
+    let mut out = Vec::with_capacity(queue.len());
     let mut last_costly: Option<Duration> = None;
-    for (mut at, fault) in out {
+    let (mut event_quiet, mut game_quiet) = (Duration::ZERO, Duration::ZERO);
+    while let Some(std::cmp::Reverse((at, order, FaultKey(fault)))) = queue.pop() {
+        let mut earliest = at;
+        if fault.is_costly()
+            && let Some(prev) = last_costly
+        {
+            earliest = earliest.max(prev + rates.costly_gap);
+        }
+        if matches!(fault, Fault::Restart | Fault::CutEventStream) {
+            earliest = earliest.max(event_quiet);
+        }
+        if matches!(fault, Fault::Restart | Fault::CutGameStream) {
+            earliest = earliest.max(game_quiet);
+        }
+        if earliest >= duration {
+            continue;
+        }
+        if earliest > at {
+            queue.push(std::cmp::Reverse((earliest, order, FaultKey(fault))));
+            continue;
+        }
         if fault.is_costly() {
-            if let Some(prev) = last_costly {
-                at = at.max(prev + rates.costly_gap);
-            }
-            if at >= duration {
-                continue;
-            }
             last_costly = Some(at);
         }
-        spaced.push((at, fault));
+        match fault {
+            Fault::SilenceEventStream => event_quiet = at + rates.quiet_after_silence,
+            Fault::SilenceGameStream => game_quiet = at + rates.quiet_after_silence,
+            _ => {}
+        }
+        out.push((at, fault));
     }
-    spaced.sort_by_key(|(at, _)| *at);
-    spaced
+    out
+}
+
+/// A fault in the schedule's queue, ordered by nothing (time and draw order decide first, and
+/// the draw order is unique).
+#[derive(PartialEq, Eq)]
+struct FaultKey(Fault);
+
+impl PartialOrd for FaultKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for FaultKey {
+    fn cmp(&self, _: &Self) -> std::cmp::Ordering {
+        std::cmp::Ordering::Equal
+    }
 }
 
 fn random_junk(rng: &mut Rng) -> Junk {
@@ -458,6 +502,38 @@ mod tests {
                 "seed {seed}: {costly:?}"
             );
             assert!(costly.iter().all(|at| *at < d));
+        }
+    }
+
+    #[test]
+    fn no_cut_nor_restart_replaces_a_silent_stream_before_the_quiet_time() {
+        let rates = FaultRates {
+            silence_event_stream: 6.0,
+            silence_game_stream: 6.0,
+            costly_gap: Duration::from_secs(5),
+            ..FaultRates::default()
+        };
+        let d = Duration::from_secs(600);
+        for seed in 0..20 {
+            let s = schedule(seed, d, &rates);
+            let silences = s
+                .iter()
+                .filter(|(_, f)| matches!(f, Fault::SilenceEventStream | Fault::SilenceGameStream));
+            assert!(silences.clone().count() >= 20, "seed {seed}");
+            for (quiet, silence) in silences {
+                let replaces = |f: &Fault| match silence {
+                    Fault::SilenceEventStream => {
+                        matches!(f, Fault::Restart | Fault::CutEventStream)
+                    }
+                    _ => matches!(f, Fault::Restart | Fault::CutGameStream),
+                };
+                assert!(
+                    !s.iter().any(|(at, f)| replaces(f)
+                        && *at >= *quiet
+                        && *at < *quiet + rates.quiet_after_silence),
+                    "seed {seed}: a stream silenced at {quiet:?} is replaced too early"
+                );
+            }
         }
     }
 
