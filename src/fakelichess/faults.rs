@@ -411,6 +411,14 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
         Fault::SilenceGameStream => game(rng)
             .filter(|g| fake.silence_game_streams(g, user) > 0)
             .map(Target::Game),
+        // Queued answers wait for the endpoint's next requests, which may be far off for one
+        // the bot seldom calls: a fault is not stacked on one still waiting, so that no burst
+        // of them builds up that no real outage would give.
+        Fault::ServerError { endpoint, .. } | Fault::RateLimited { endpoint }
+            if fake.pending_faults(endpoint) > 0 =>
+        {
+            None
+        }
         Fault::ServerError {
             endpoint,
             status,

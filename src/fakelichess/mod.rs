@@ -13,7 +13,8 @@
 //! `gameFull.initialFen` reports).
 //!
 //! For tests it can also inject raw lines, cut or silence streams, make an endpoint answer
-//! with a given status a number of times, and record every request. The in-process control
+//! with a given status a number of times, and record every request; [`faults`] drives those
+//! hooks from a seeded schedule (the soak, `tests/soak.rs`). The in-process control
 //! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
 //! HTTP handlers.
 
@@ -236,6 +237,16 @@ impl FakeLichess {
     /// `user`'s open streams of `game` go silent until the client replaces them; how many.
     pub fn silence_game_streams(&self, game: &str, user: &str) -> usize {
         self.with(|i| i.silence_game_streams(game, user))
+    }
+
+    /// Answers still queued by [`FakeLichess::fail_next`] for `endpoint`.
+    pub fn pending_faults(&self, endpoint: &str) -> usize {
+        self.with(|i| i.pending_faults(endpoint))
+    }
+
+    /// Drops every answer queued by [`FakeLichess::fail_next`].
+    pub fn clear_faults(&self) {
+        self.with(|i| i.clear_faults());
     }
 
     /// Whether `user` holds an open event stream that is not silenced.

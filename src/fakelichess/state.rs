@@ -1226,6 +1226,16 @@ impl Inner {
         n
     }
 
+    /// Answers still queued by `fail_next` for `endpoint`.
+    pub(crate) fn pending_faults(&self, endpoint: &str) -> usize {
+        self.faults.get(endpoint).map_or(0, VecDeque::len)
+    }
+
+    /// Drops every answer queued by `fail_next` (the outage is over).
+    pub(crate) fn clear_faults(&mut self) {
+        self.faults.clear();
+    }
+
     /// Whether `user` holds an open event stream that is not silenced.
     pub(crate) fn event_stream_live(&self, user: &str) -> bool {
         self.event_conns
