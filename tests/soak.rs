@@ -9,16 +9,23 @@
 //! It holds when no game is lost on time by the bot, aborted or claimed after the bot left; no
 //! move of the bot was refused (every move POST answered 200, apart from the injected 5xx and
 //! 429, which the server never applies) and the accepted ones are exactly the bot's moves of
-//! each game (so none twice, none out of turn); every challenge was answered; every game is
-//! finished at the end; the bot was never away from a running game long enough for lichess to
-//! let its opponent claim the win; the process never died by itself; and at the end it is
-//! connected and answers a challenge.
+//! each game (so none twice, none out of turn); every challenge was answered; every silent
+//! stream was replaced by the bot's watchdog in time; every game is finished at the end; the bot
+//! was never away from a running game long enough for lichess to let its opponent claim the
+//! win; the process never died by itself; and at the end it is connected and answers a
+//! challenge.
+//!
+//! While the process is down, the server does what lichess does: the bot's clock runs on, its
+//! games are neither aborted nor adjourned, challenges wait, and once it is back the event
+//! stream replays the running games and the pending challenges; lichess would let a human
+//! opponent claim the win after 12 s away, so the soak measures each absence.
 //!
 //! A one-hour run: `SOAK_SECS=3600 cargo test --release --test soak -- --nocapture`.
 //! Other knobs: `SOAK_ENGINE` (`alphabeta`, the default, `mcts` or `simple`), `SOAK_DRAIN_SECS`
 //! (how long games may go on after the faults stop before the opponents resign, 20 by default)
 //! `SOAK_LOG` (the bot's `RUST_LOG`, `info` by default; the end of its log is printed on failure
-//! and the whole kept) and `SOAK_KEEP` (set: keep the bot's log even when the soak holds).
+//! and the whole kept) and `SOAK_KEEP` (set: keep the bot's log and the applied faults,
+//! `faults.log`, even when the soak holds).
 //!
 //! Timings are lichess's, scaled down where a minute-long run needs it: keep-alives every 2 s
 //! (lichess 6-7 s) with the bot's watchdog at 5 s (default 20 s), a 2 s pause after a 429

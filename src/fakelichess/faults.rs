@@ -214,6 +214,9 @@ impl Default for FaultRates {
     }
 }
 
+/// Draws one fault of a kind (its parameters).
+type MakeFault<'a> = &'a dyn Fn(&mut Rng) -> Fault;
+
 /// The faults of `duration` for `seed`, ordered by time (offsets from the start).
 ///
 /// Each kind comes `rate × minutes` times (rounded, at least once when its rate is positive),
@@ -226,19 +229,19 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
     let mut rng = Rng::new(seed);
     let span = duration.saturating_sub(rates.warmup);
     let minutes = span.as_secs_f64() / 60.0;
-    let kinds: [(f64, &dyn Fn(&mut Rng) -> Fault); 10] = [
+    let kinds: [(f64, MakeFault); 10] = [
         (rates.restart, &|_| Fault::Restart),
         (rates.cut_event_stream, &|_| Fault::CutEventStream),
         (rates.cut_game_stream, &|_| Fault::CutGameStream),
         (rates.silence_event_stream, &|_| Fault::SilenceEventStream),
         (rates.silence_game_stream, &|_| Fault::SilenceGameStream),
         (rates.server_error, &|r| Fault::ServerError {
-            endpoint: *r.pick(&SERVER_ERROR_ENDPOINTS),
+            endpoint: r.pick::<&str>(&SERVER_ERROR_ENDPOINTS),
             status: *r.pick(&[500, 502, 503, 504]),
             times: 1 + r.below(2) as usize,
         }),
         (rates.rate_limited, &|r| Fault::RateLimited {
-            endpoint: *r.pick(&RATE_LIMITED_ENDPOINTS),
+            endpoint: r.pick::<&str>(&RATE_LIMITED_ENDPOINTS),
         }),
         (rates.junk_event_line, &|r| {
             Fault::JunkEventLine(random_junk(r))
