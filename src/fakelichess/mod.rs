@@ -17,6 +17,7 @@
 //! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
 //! HTTP handlers.
 
+mod lag;
 mod state;
 
 use std::net::SocketAddr;
@@ -313,12 +314,20 @@ async fn handle(
         .to_owned();
     let form: Vec<(String, String)> = serde_urlencode(&body);
     let query: Vec<(String, String)> = serde_urlencode(uri.query().unwrap_or("").as_bytes());
+    let link = lag::link_of(&shared, token.as_deref());
+    if let Some(link) = &link {
+        link.inbound(&shared, uri.path()).await;
+    }
     let reply = {
         let mut inner = match shared.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
         inner.route(&method, uri.path(), token.as_deref(), &ua, &form, &query)
+    };
+    let reply = match link {
+        Some(link) => link.outbound(reply, uri.path()).await,
+        None => reply,
     };
     match reply {
         Reply::Json(status, v) => (

@@ -288,6 +288,8 @@ pub(crate) struct Inner {
     faults: HashMap<String, VecDeque<(u16, String)>>,
     pub(crate) requests: Vec<RequestRecord>,
     rng: u64,
+    /// Lagged accounts (`lag.rs`).
+    pub(crate) lags: super::lag::Lags,
 }
 
 impl Inner {
@@ -307,6 +309,7 @@ impl Inner {
             faults: HashMap::new(),
             requests: Vec::new(),
             rng: seed | 1,
+            lags: super::lag::Lags::default(),
         }
     }
 
@@ -587,7 +590,7 @@ impl Inner {
         Reply::Stream(rx, cut)
     }
 
-    fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
+    pub(crate) fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
         let full = {
             let Some(g) = self.games.get(id) else {
                 return err(404, "No such game");
