@@ -154,3 +154,42 @@ fn an_ultrabullet_clock_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("UltraBullet"));
 }
+
+#[test]
+fn an_engine_that_crashes_loses_its_games_and_the_arena_goes_on() {
+    // Speaks UCI, then dies on every `go`: each game is lost (aborted before the second ply,
+    // as lichess aborts it), the crash is reported, and the engine is restarted for the next.
+    let script = "while read l; do case $l in uci) echo 'id name Crashy'; \
+        echo 'option name UCI_Variant type combo default atomic var atomic'; echo uciok;; \
+        isready) echo readyok;; go*) exit 3;; esac; done";
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bot.toml");
+    std::fs::write(&config, "[search]\nhash_mb = 16\n").unwrap();
+    let out = Command::new(BIN)
+        .args(["arena", "--engine", &format!("sh -c \"{script}\"")])
+        .args(["--games", "2", "--clock", "0.5+0", "--lag-ms", "0"])
+        .arg("--config")
+        .arg(&config)
+        .env_remove("ATOMIC_BOT_CONFIG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        line_after(&stdout, "Games: ").starts_with("2 of 2 played"),
+        "{stdout}"
+    );
+    assert!(
+        line_after(&stdout, "Illegal moves: ").ends_with("engine crashed or hung: 2"),
+        "{stdout}"
+    );
+    assert!(
+        line_after(&stdout, "Bot W/D/L: ").starts_with("0/0/0"),
+        "{stdout}"
+    );
+}

@@ -210,7 +210,10 @@ impl ArenaPlan {
     /// Game `i`: its opening and whether the bot has White (each opening twice, colours
     /// swapped).
     fn schedule(&self, i: usize) -> (&Opening, bool) {
-        (&self.openings[(i / 2) % self.openings.len()], i.is_multiple_of(2))
+        (
+            &self.openings[(i / 2) % self.openings.len()],
+            i.is_multiple_of(2),
+        )
     }
 
     /// The bot's configuration for the arena: the owner's, with the local server, a challenge

@@ -251,4 +251,93 @@ mod tests {
         drop(tx);
         assert!(out.recv().await.is_none());
     }
+
+    /// Lines of an HTTP ND-JSON body, one at a time.
+    async fn next_line(body: &mut reqwest::Response, buf: &mut String) -> String {
+        loop {
+            if let Some(i) = buf.find('\n') {
+                let line = buf[..i].to_owned();
+                buf.drain(..=i);
+                if !line.trim().is_empty() {
+                    return line;
+                }
+                continue;
+            }
+            let chunk = body.chunk().await.unwrap().expect("the stream ended");
+            buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    #[tokio::test]
+    async fn the_lagged_player_is_charged_the_round_trip_and_its_response_measured() {
+        use crate::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig};
+        let fake = FakeLichess::start(FakeConfig {
+            accounts: vec![
+                FakeAccount::new("Lagged", "tok_a", true),
+                FakeAccount::new("Local", "tok_b", true),
+            ],
+            ..FakeConfig::default()
+        })
+        .await
+        .unwrap();
+        fake.set_lag("tok_a", Duration::from_millis(400));
+        let http = reqwest::Client::new();
+        let post = |path: String| {
+            http.post(format!("{}{path}", fake.url()))
+                .bearer_auth("tok_a")
+                .send()
+        };
+        let spec = ChallengeSpec {
+            clock: Some((60, 0)),
+            color: "white".into(),
+            ..ChallengeSpec::default()
+        };
+        let id = fake.challenge("local", "lagged", &spec).unwrap();
+        let t = Instant::now();
+        let r = post(format!("/api/challenge/{id}/accept")).await.unwrap();
+        assert!(r.status().is_success());
+        // 200 ms in, 200 ms back.
+        assert!(
+            t.elapsed() >= Duration::from_millis(400),
+            "{:?}",
+            t.elapsed()
+        );
+        let mut stream = http
+            .get(format!("{}/api/bot/game/stream/{id}", fake.url()))
+            .bearer_auth("tok_a")
+            .send()
+            .await
+            .unwrap();
+        let mut buf = String::new();
+        assert!(next_line(&mut stream, &mut buf).await.contains("gameFull"));
+        for (white, black) in [("e2e4", "e7e5"), ("g1f3", "b8c6")] {
+            let t = Instant::now();
+            fake.play(&id, "local", white).unwrap();
+            let line = next_line(&mut stream, &mut buf).await;
+            assert!(line.contains(white), "{line}");
+            assert!(
+                t.elapsed() >= Duration::from_millis(200),
+                "{:?}",
+                t.elapsed()
+            );
+            let r = post(format!("/api/bot/game/{id}/move/{black}"))
+                .await
+                .unwrap();
+            assert!(r.status().is_success());
+            // The echo of our own move.
+            assert!(next_line(&mut stream, &mut buf).await.contains(black));
+        }
+        // Black's clock ran from White's second move (the clocks start after both first
+        // moves) through the line's delay and the request's: at least 400 ms of it.
+        let game = fake.game(&id).unwrap();
+        assert_eq!(game.moves.len(), 4);
+        assert!(game.btime <= 60_000 - 400, "btime {}", game.btime);
+        // Both of the lagged player's turns were measured, without the lag in them.
+        let responses = fake.response_times("tok_a");
+        assert_eq!(responses.len(), 2, "{responses:?}");
+        assert!(
+            responses.iter().all(|r| *r < Duration::from_millis(200)),
+            "{responses:?}"
+        );
+    }
 }
