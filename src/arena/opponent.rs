@@ -129,6 +129,11 @@ pub async fn play(
                     });
                 }
             }
+            Answer::StreamEnded => {
+                return Err(format!(
+                    "the stream of game {game} ended during the engine's turn"
+                ));
+            }
             Answer::Failed(e) => {
                 tracing::warn!(game, error = %e, "the engine failed");
                 fault = Some(EngineFault::Failed(e.to_string()));
@@ -142,6 +147,7 @@ enum Answer {
     Move(String),
     GameOver(GameState),
     Failed(EngineError),
+    StreamEnded,
 }
 
 /// Waits for the engine's move while following the stream (the game may end meanwhile: the
@@ -167,10 +173,7 @@ async fn think(
                     }
                 }
                 // The server stopped: nothing more to play for.
-                None => return Answer::Failed(EngineError::Unsuitable {
-                    command: String::new(),
-                    problem: "lost its game stream".into(),
-                }),
+                None => return Answer::StreamEnded,
             },
         }
     }
