@@ -235,7 +235,8 @@ impl FakeLichess {
     }
 
     /// Simulates lichess's daily limit of bot-versus-bot games: once a bot has started
-    /// `per_day` games against bots, its challenges to bots and its accepts of bots'
+    /// `per_day` games against bots (since the server started: the fake's day never ends),
+    /// its challenges to bots and its accepts of bots'
     /// challenges get 429 (400 for the other bot when it is that one's limit), with the body
     /// `{"error", "ratelimit": {"key": "bot.vsBot.day", "seconds": reset_s}}`. Games with
     /// humans are not limited. (The in-process [`FakeLichess::challenge`] skips the check,

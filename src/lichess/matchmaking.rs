@@ -1419,6 +1419,45 @@ mod tests {
         );
     }
 
+    /// lichess's `bot.vsBot.day` 429 pauses matchmaking until the reset it names, through the
+    /// limit shared with the supervisor (which declines bots meanwhile); a limit the
+    /// supervisor met on accepting pauses matchmaking the same way.
+    #[test]
+    fn the_daily_bot_game_limit_is_shared_and_pauses_until_its_reset() {
+        let t0 = Instant::now();
+        let shared = DailyLimit::default();
+        let mut m = Matchmaker::new(cfg(), t0, 1).with_daily_limit(shared.clone());
+        let t = t0 + secs(100);
+        assert_eq!(m.decide(t, idle(1)), Decision::Challenge);
+        m.challenge_failed(
+            "x",
+            &ChallengeError::BotGameLimit {
+                seconds: Some(5_000),
+            },
+            t,
+        );
+        assert_eq!(shared.until(t), Some(t + secs(5_000)));
+        assert_eq!(
+            m.decide(t + secs(4_000), idle(1)),
+            Decision::Wait {
+                reason: WaitReason::DailyLimit,
+                until: Some(t + secs(5_000))
+            }
+        );
+        assert_eq!(m.decide(t + secs(5_001), idle(1)), Decision::Challenge);
+        // Met by the supervisor on an accept, without seconds: an hour.
+        let t2 = t + secs(6_000);
+        shared.reached(None, t2);
+        assert!(matches!(
+            m.decide(t2 + secs(3_599), idle(1)),
+            Decision::Wait {
+                reason: WaitReason::DailyLimit,
+                ..
+            }
+        ));
+        assert_eq!(m.decide(t2 + secs(3_601), idle(1)), Decision::Challenge);
+    }
+
     #[test]
     fn opponent_limit_skips_only_that_opponent() {
         let t0 = Instant::now();
@@ -1477,7 +1516,7 @@ mod tests {
     #[test]
     fn parses_online_bots() {
         let body = concat!(
-            r#"{"id":"boombot","username":"BoomBot","title":"BOT","perfs":{"atomic":{"games":120,"rating":1912,"rd":60,"prog":5}}}"#,
+            r#"{"id":"boombot","username":"BoomBot","title":"BOT","perfs":{"atomic":{"games":"120","rating":1912,"rd":60,"prog":5},"storm":{"runs":3,"score":12},"streak":7},"playTime":null}"#,
             "\n\n",
             r#"{"id":"blitzer","username":"Blitzer","title":"BOT","perfs":{"blitz":{"games":9,"rating":2000}}}"#,
             "\nnot json\n",
