@@ -220,6 +220,17 @@ impl<T: FromJson> FromJson for HashMap<String, T> {
     }
 }
 
+/// The `type` of a stream line, which says what the line is: needed.
+pub fn line_type(v: &Value) -> Result<String, Unreadable> {
+    let Value::Object(m) = v else {
+        return Err(wrong("an object", v));
+    };
+    match m.get("type") {
+        None | Some(Value::Null) => Err(Unreadable::missing("type")),
+        Some(t) => String::from_json(t.clone()).map_err(|e| e.within("type")),
+    }
+}
+
 /// The fields of one JSON object, taken one by one under the rules of the module docs.
 pub struct Fields {
     /// The object's name in logs (`gameState`).

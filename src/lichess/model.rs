@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::lichess::lenient::{Fields, FromJson, Unreadable, deserialize_from_json};
+use crate::lichess::lenient::{Fields, FromJson, Unreadable, deserialize_from_json, line_type};
 
 /// One line of `/api/stream/event`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -52,8 +52,8 @@ pub enum Event {
 
 impl FromJson for Event {
     fn from_json(v: Value) -> Result<Self, Unreadable> {
+        let kind = line_type(&v)?;
         let mut f = Fields::new("event", v)?;
-        let kind: String = f.required("type")?;
         let within = |e: Unreadable| e.within(&kind);
         Ok(match kind.as_str() {
             "gameStart" => Event::GameStart {
@@ -364,15 +364,7 @@ pub enum GameEvent {
 
 impl FromJson for GameEvent {
     fn from_json(v: Value) -> Result<Self, Unreadable> {
-        let kind: String = match &v {
-            Value::Object(m) => match m.get("type") {
-                None | Some(Value::Null) => {
-                    return Err(Unreadable::missing("type"));
-                }
-                Some(t) => String::from_json(t.clone()).map_err(|e| e.within("type"))?,
-            },
-            other => return Fields::new("gameEvent", other.clone()).map(|_| GameEvent::Unknown),
-        };
+        let kind = line_type(&v)?;
         let within = |e: Unreadable| e.within(&kind);
         Ok(match kind.as_str() {
             "gameFull" => GameEvent::GameFull(Box::new(GameFull::from_json(v).map_err(within)?)),
