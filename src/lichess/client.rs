@@ -4,6 +4,9 @@
 //!   request and its retries, so parallel games queue instead of bursting);
 //! - after a 429 that kind of endpoint waits `rate_limit_cooldown_ms` (60 s on lichess; the body
 //!   may be HTML, it is never parsed as required JSON) and the request is then retried;
+//! - a 429 (ours) or 400 (the opponent's) whose body names lichess's daily bot-versus-bot game
+//!   limit (`ratelimit.key` `bot.vsBot.day`) is [`ApiError::BotGameLimit`] at once: retrying
+//!   cannot help before `ratelimit.seconds`, and pausing the endpoint would refuse humans too;
 //! - 5xx and network errors are retried with exponential backoff and jitter;
 //! - 401 is a distinct error so the supervisor can stop the bot with a clear message;
 //! - the token lives in a [`SecretString`], is sent only in the `Authorization` header and never
