@@ -151,6 +151,16 @@ fn samples() -> Vec<Sample> {
             needed: event,
         },
         Sample {
+            kind: "challenge",
+            json: r#"{"type":"challenge","challenge":{"id":"Hg7Hg7Hg","status":"created","challenger":{"id":"sandy","name":"Sandy","rating":1500},"variant":{"key":"atomic","name":"Atomic"},"rated":false,"speed":"hourglass","timeControl":{"type":"hourglass","grains":900}},"compat":{"bot":true,"board":false}}"#,
+            needed: event,
+        },
+        Sample {
+            kind: "brandNewEvent",
+            json: r#"{"type":"brandNewEvent","payload":{"x":1,"y":[1,2]}}"#,
+            needed: event,
+        },
+        Sample {
             kind: "challengeCanceled",
             json: r#"{"type":"challengeCanceled","challenge":{"id":"Qx7Lm2Pa","url":"https://lichess.org/Qx7Lm2Pa","status":"canceled","challenger":{"id":"boomfan","name":"BoomFan","rating":1712},"destUser":{"id":"ouratomicbot","name":"OurAtomicBot","title":"BOT","rating":1890},"variant":{"key":"atomic","name":"Atomic"},"rated":true,"speed":"blitz","timeControl":{"type":"clock","limit":180,"increment":2,"show":"3+2"},"color":"random","finalColor":"white","perf":{"icon":"x","name":"Atomic"}}}"#,
             needed: event,
@@ -229,7 +239,7 @@ fn samples() -> Vec<Sample> {
 }
 
 /// Property: for every sample and 40 seeds, the decorated document reads to the same needed
-/// values as the clean one (920 cases; seeded, so a failure names its seed and repeats).
+/// values as the clean one (840 cases; seeded, so a failure names its seed and repeats).
 #[test]
 fn needed_values_survive_junk_in_every_recorded_document() {
     let mut changed = 0;
@@ -255,7 +265,7 @@ fn needed_values_survive_junk_in_every_recorded_document() {
         }
     }
     // The junk did change the documents (the property is not vacuous).
-    assert!(changed > 700, "{changed}");
+    assert!(changed > 750, "{changed}");
 }
 
 /// The issue's start-up failure: an `/api/account` whose `perfs` holds an entry that is not a
