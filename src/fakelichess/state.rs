@@ -1228,10 +1228,15 @@ impl Inner {
         Ok(())
     }
 
+    /// `POST .../claim-victory`: once the opponent's `opponentGone` countdown ran out, in a
+    /// game with a clock (lichess's `forceResignable` requires one: in correspondence and
+    /// unlimited games only a draw can be claimed).
     fn claim(&mut self, id: &str, user: &str) -> Res<()> {
         let (g, color) = self.game_mut(id, user).map_err(|e| (404, e))?;
         match &g.gone {
-            Some((u, t)) if u != user && Instant::now() >= *t && !g.is_over() => {
+            Some((u, t))
+                if u != user && Instant::now() >= *t && !g.is_over() && g.clock.is_some() =>
+            {
                 self.finish(id, "timeout", Some(color));
                 Ok(())
             }
