@@ -190,7 +190,7 @@ impl Summary {
         );
         let _ = writeln!(
             out,
-            "Illegal moves: bot {} rejected by the server, engine {}; engine crashed or hung: {}",
+            "Illegal moves: bot {} rejected by the server (illegal or late), engine {}; engine crashed or hung: {}",
             self.bot_rejected_moves,
             count(|g| g.engine_illegal),
             count(|g| g.engine_failed)
