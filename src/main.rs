@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use atomic_bot::arena;
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
@@ -42,6 +43,9 @@ enum Mode {
     Lichess(app::LichessArgs),
     /// Play one game offline against a built-in opponent on a local lichess-compatible server.
     Demo(app::DemoArgs),
+    /// Play the bot, exactly as on lichess, against any UCI engine on a local server; prints
+    /// W/D/L, Elo, time forfeits, response times and clock left, and writes the PGN.
+    Arena(arena::ArenaArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -70,6 +74,7 @@ fn main() -> ExitCode {
         }
         Mode::Lichess(args) => return app::lichess(args),
         Mode::Demo(args) => return app::demo(args),
+        Mode::Arena(args) => return arena::arena(args),
         Mode::Upgrade(args) => return app::upgrade(args),
         Mode::CheckConfig { file } => {
             let env = std::env::vars().collect();

@@ -584,6 +584,36 @@ async fn opponent_gone_win_is_claimed_and_silent_opponent_is_aborted() {
     let _ = bot.task.await;
 }
 
+/// In a game without a clock lichess lets nobody claim the win over an opponent who left,
+/// only a draw (its `forceResignable` needs a clock, and the opponent's clock would never end
+/// the game): the bot claims the win, is refused, and claims the draw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_clock_a_refused_win_claim_becomes_a_draw_claim() {
+    let (fake, bot) = fake_and_bot(|s| s.challenge.unlimited = true).await;
+    let id = challenge_bot(&fake, "white", None);
+    wait_game(&fake, &id, 0).await;
+    fake.play(&id, HUMAN, "a2a3").unwrap();
+    wait_plies(&fake, &id, 2).await;
+    fake.play(&id, HUMAN, "a3a4").unwrap();
+    wait_plies(&fake, &id, 4).await;
+    fake.opponent_gone(&id, HUMAN, Duration::from_millis(300))
+        .unwrap();
+    let g = fake.wait_game_over(&id, T).await.unwrap();
+    assert_eq!((g.status.as_str(), g.winner.as_deref()), ("timeout", None));
+    let claims: Vec<_> = fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint.starts_with("claim"))
+        .map(|r| (r.endpoint, r.status))
+        .collect();
+    assert_eq!(
+        claims,
+        vec![("claim".to_owned(), 400), ("claim_draw".to_owned(), 200)]
+    );
+    bot.stop.cancel();
+    let _ = bot.task.await;
+}
+
 /// A game from a FEN with Black to move: the bot (Black) moves first, and the opponent's
 /// first move is White's reply at ply 1. If it never comes, the bot aborts (the fake's own
 /// first-move deadline is set far beyond the test so only the bot can abort).

@@ -9,16 +9,21 @@
 //! final state), moves validated by `atomic-chess` (castling emitted king-takes-rook like
 //! lichess today, both spellings accepted), clocks with increment that start after both first
 //! moves, the first-move deadline (abort), flagging, draw and takeback offers, abort, resign,
-//! claim-victory, chat, challenge create/accept/decline/cancel (optionally from a FEN, which
-//! `gameFull.initialFen` reports).
+//! claim-victory, claim-draw, chat, challenge create/accept/decline/cancel (optionally from a
+//! FEN, which `gameFull.initialFen` reports), and lichess's 2025-2026 additions:
+//! `gameState.expiration` while a first move is pending, `rating` and `ratingDiff` in game
+//! events, `nbMyTurn`, and (when asked) the daily bot-versus-bot game limit.
 //!
-//! For tests it can also inject raw lines, cut or silence streams, make an endpoint answer
+//! For tests it can also decorate every JSON document it sends with junk ([`junk`]), inject
+//! raw lines, cut or silence streams, make an endpoint answer
 //! with a given status a number of times, and record every request; [`faults`] drives those
 //! hooks from a seeded schedule (the soak, `tests/soak.rs`). The in-process control
 //! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
 //! HTTP handlers.
 
 pub mod faults;
+pub mod junk;
+mod lag;
 mod state;
 
 use std::net::SocketAddr;
@@ -278,9 +283,27 @@ impl FakeLichess {
 
     /// The next `times` requests to `endpoint` get `status` with `body`. Endpoint names:
     /// `account`, `upgrade`, `playing`, `event_stream`, `game_stream`, `move`, `chat`, `abort`,
-    /// `resign`, `draw`, `takeback`, `claim`, `accept`, `decline`, `challenge`, `cancel`.
+    /// `resign`, `draw`, `takeback`, `claim`, `claim_draw`, `accept`, `decline`, `challenge`,
+    /// `cancel`.
     pub fn fail_next(&self, endpoint: &str, status: u16, body: &str, times: usize) {
         self.with(|i| i.fail_next(endpoint, status, body, times));
+    }
+
+    /// Simulates lichess's daily limit of bot-versus-bot games: once a bot has started
+    /// `per_day` games against bots (since the server started: the fake's day never ends),
+    /// its challenges to bots and its accepts of bots'
+    /// challenges get 429 (400 for the other bot when it is that one's limit), with the body
+    /// `{"error", "ratelimit": {"key": "bot.vsBot.day", "seconds": reset_s}}`. Games with
+    /// humans are not limited. (The in-process [`FakeLichess::challenge`] skips the check,
+    /// like a challenge created before the limit was reached.)
+    pub fn limit_bot_games(&self, per_day: usize, reset_s: u64) {
+        self.with(|i| i.limit_bot_games(state::BotLimit { per_day, reset_s }));
+    }
+
+    /// From now on every JSON document sent (answers and stream lines) carries seeded junk
+    /// that a lichess change could bring, leaving what a bot needs readable (see [`junk`]).
+    pub fn junk(&self, seed: u64) {
+        self.with(|i| i.junk = Some(junk::Junk::new(seed)));
     }
 
     /// Every request so far.
@@ -368,12 +391,25 @@ async fn handle(
         .to_owned();
     let form: Vec<(String, String)> = serde_urlencode(&body);
     let query: Vec<(String, String)> = serde_urlencode(uri.query().unwrap_or("").as_bytes());
-    let reply = {
+    let link = lag::link_of(&shared, token.as_deref());
+    if let Some(link) = &link {
+        link.inbound(&shared, uri.path()).await;
+    }
+    let (reply, junk) = {
         let mut inner = match shared.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        inner.route(&method, uri.path(), token.as_deref(), &ua, &form, &query)
+        let reply = inner.route(&method, uri.path(), token.as_deref(), &ua, &form, &query);
+        (reply, inner.junk.as_mut().map(junk::Junk::fork))
+    };
+    let reply = match junk {
+        Some(j) => j.decorate_reply(uri.path(), reply),
+        None => reply,
+    };
+    let reply = match link {
+        Some(link) => link.outbound(reply, uri.path()).await,
+        None => reply,
     };
     match reply {
         Reply::Json(status, v) => (

@@ -161,6 +161,8 @@ struct GameRec {
     btime: i64,
     inc: i64,
     last_change: Instant,
+    /// lichess's first-move deadline (for `gameState.expiration`).
+    first_move: Duration,
     draw_offer: Option<Color>,
     takeback_offer: Option<Color>,
     gone: Option<(String, Instant)>,
@@ -224,7 +226,22 @@ impl GameRec {
             Some(Color::Black) => v["btakeback"] = json!(true),
             None => {}
         }
+        if let Some(e) = self.expiration_json() {
+            v["expiration"] = e;
+        }
         v
+    }
+
+    /// `expiration` while a first move is pending in a game with a clock (lichess aborts the
+    /// game after `millisToMove`; `idleMillis` have passed since the last move or the start).
+    fn expiration_json(&self) -> Option<Value> {
+        if self.is_over() || self.moves.len() >= 2 || self.clock.is_none() {
+            return None;
+        }
+        Some(json!({
+            "idleMillis": self.last_change.elapsed().as_millis() as u64,
+            "millisToMove": self.first_move.as_millis() as u64,
+        }))
     }
 
     fn is_over(&self) -> bool {
@@ -234,6 +251,22 @@ impl GameRec {
     fn broadcast(&mut self, line: &str) {
         self.subs.retain(|c| c.send(line));
     }
+}
+
+/// `rating` (ours) in game events, and once a rated game is over `ratingDiff` for both
+/// sides, like lichess since 2025 (every account is rated 1500; a win is worth 6 points).
+fn add_ratings(v: &mut Value, g: &GameRec, ours: Color) {
+    v["rating"] = json!(1500);
+    if !g.is_over() || !g.rated || g.status == "aborted" {
+        return;
+    }
+    let diff = |c: Color| match g.winner {
+        Some(w) if w == c => 6,
+        Some(_) => -6,
+        None => 0,
+    };
+    v["ratingDiff"] = json!(diff(ours));
+    v["opponent"]["ratingDiff"] = json!(diff(ours.other()));
 }
 
 fn color_name(c: Color) -> &'static str {
@@ -288,6 +321,22 @@ pub(crate) struct Inner {
     faults: HashMap<String, VecDeque<(u16, String)>>,
     pub(crate) requests: Vec<RequestRecord>,
     rng: u64,
+    /// Lagged accounts (`lag.rs`).
+    pub(crate) lags: super::lag::Lags,
+    /// lichess's daily bot-versus-bot game limit, when simulated.
+    bot_limit: Option<BotLimit>,
+    /// Junk added to every JSON document sent, when asked (`FakeLichess::junk`).
+    pub(crate) junk: Option<super::junk::Junk>,
+}
+
+/// The daily limit of bot-versus-bot games (lichess: 100 a day per bot, counted at game start
+/// for both bots).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BotLimit {
+    /// Games a bot may start against bots.
+    pub(crate) per_day: usize,
+    /// `ratelimit.seconds` answered (time until the reset).
+    pub(crate) reset_s: u64,
 }
 
 impl Inner {
@@ -307,6 +356,9 @@ impl Inner {
             faults: HashMap::new(),
             requests: Vec::new(),
             rng: seed | 1,
+            lags: super::lag::Lags::default(),
+            bot_limit: None,
+            junk: None,
         }
     }
 
@@ -349,6 +401,69 @@ impl Inner {
         }
     }
 
+    /// Simulates lichess's daily bot-game limit from now on.
+    pub(crate) fn limit_bot_games(&mut self, limit: BotLimit) {
+        self.bot_limit = Some(limit);
+    }
+
+    /// Bot-versus-bot games `user` started (counted while a limit is simulated or not).
+    fn bot_games_of(&self, user: &str) -> usize {
+        self.games
+            .values()
+            .filter(|g| {
+                g.color_of(user).is_some()
+                    && [&g.white, &g.black]
+                        .iter()
+                        .all(|p| self.account(p).is_some_and(|a| a.bot))
+            })
+            .count()
+    }
+
+    /// lichess's answer when a game between bots `user` and `other` would pass the daily
+    /// limit: 429 when `user` (who asks) has played its games, 400 when `other` has. `None`
+    /// when no limit is simulated, one of them is human, or both may still play.
+    fn bot_limit_reply(&self, user: &str, other: &str) -> Option<Reply> {
+        let limit = self.bot_limit?;
+        let bots = [user, other]
+            .iter()
+            .all(|u| self.account(u).is_some_and(|a| a.bot));
+        if !bots {
+            return None;
+        }
+        let body = |error: String| {
+            json!({"error": error,
+                "ratelimit": {"key": "bot.vsBot.day", "seconds": limit.reset_s}})
+        };
+        if self.bot_games_of(user) >= limit.per_day {
+            return Some(Reply::Json(
+                429,
+                body(format!(
+                    "You played {} games against other bots today, please wait before challenging another bot.",
+                    limit.per_day
+                )),
+            ));
+        }
+        if self.bot_games_of(other) >= limit.per_day {
+            return Some(Reply::Json(
+                400,
+                body(format!(
+                    "{other} played {} games against other bots today, please wait.",
+                    limit.per_day
+                )),
+            ));
+        }
+        None
+    }
+
+    /// The daily limit, checked on accepting challenge `id` (lila's `acceptLimitError`).
+    fn bot_limit_on_accept(&self, id: &str, user: &str) -> Option<Reply> {
+        let c = self.challenges.get(id)?;
+        if c.to != user {
+            return None;
+        }
+        self.bot_limit_reply(user, &c.from)
+    }
+
     pub(crate) fn fail_next(&mut self, endpoint: &str, status: u16, body: &str, times: usize) {
         let q = self.faults.entry(endpoint.to_owned()).or_default();
         for _ in 0..times {
@@ -382,6 +497,7 @@ impl Inner {
             ["api", "bot", "game", _, "draw", _] if post => "draw",
             ["api", "bot", "game", _, "takeback", _] if post => "takeback",
             ["api", "bot", "game", _, "claim-victory"] if post => "claim",
+            ["api", "bot", "game", _, "claim-draw"] if post => "claim_draw",
             ["api", "challenge", _, "accept"] if post => "accept",
             ["api", "challenge", _, "decline"] if post => "decline",
             ["api", "challenge", _, "cancel"] if post => "cancel",
@@ -464,7 +580,11 @@ impl Inner {
                     .filter(|g| !g.is_over() && g.color_of(user).is_some())
                     .map(|g| self.game_info(g, user))
                     .collect();
-                Reply::Json(200, json!({"nowPlaying": games}))
+                let my_turn = games
+                    .iter()
+                    .filter(|g| g["isMyTurn"] == json!(true))
+                    .count();
+                Reply::Json(200, json!({"nowPlaying": games, "nbMyTurn": my_turn}))
             }
             "event_stream" => self.open_event_stream(user, ua),
             "online" => {
@@ -507,13 +627,22 @@ impl Inner {
                 ok(self.takeback(seg(3), user, yes).map_err(|e| (404, e)))
             }
             "claim" => ok(self.claim(seg(3), user)),
-            "accept" => ok(self.accept(seg(2), user)),
+            "claim_draw" => ok(self.claim_draw(seg(3), user)),
+            "accept" => {
+                if let Some(limited) = self.bot_limit_on_accept(seg(2), user) {
+                    return limited;
+                }
+                ok(self.accept(seg(2), user))
+            }
             "decline" => {
                 let reason = field("reason", form).unwrap_or_else(|| "generic".into());
                 ok(self.decline(seg(2), user, &reason))
             }
             "cancel" => ok(self.cancel_challenge(seg(2)).map_err(|e| (404, e))),
             "challenge" => {
+                if let Some(limited) = self.bot_limit_reply(user, &seg(2).to_lowercase()) {
+                    return limited;
+                }
                 let num = |k: &str| field(k, form).and_then(|v| v.parse::<u32>().ok());
                 let spec = ChallengeSpec {
                     rated: field("rated", form).as_deref() == Some("true"),
@@ -587,7 +716,7 @@ impl Inner {
         Reply::Stream(rx, cut)
     }
 
-    fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
+    pub(crate) fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
         let full = {
             let Some(g) = self.games.get(id) else {
                 return err(404, "No such game");
@@ -643,7 +772,7 @@ impl Inner {
         let opp = g.player(color.other());
         let (w, b) = g.times();
         let ours = if color == Color::White { w } else { b };
-        json!({
+        let mut v = json!({
             "fullId": format!("{}abcd", g.id), "gameId": g.id, "id": g.id,
             "fen": g.game.position().to_fen(), "color": color_name(color),
             "lastMove": g.moves.last().cloned().unwrap_or_default(), "source": "friend",
@@ -654,7 +783,9 @@ impl Inner {
             "secondsLeft": ours / 1000,
             "winner": g.winner.map(color_name),
             "compat": {"bot": true, "board": false},
-        })
+        });
+        add_ratings(&mut v, g, color);
+        v
     }
 
     fn challenge_json(&self, id: &str) -> Value {
@@ -841,6 +972,7 @@ impl Inner {
             btime: time,
             inc: clock.map(|c| c.1).unwrap_or(0),
             last_change: Instant::now(),
+            first_move: self.config.first_move_timeout,
             draw_offer: None,
             takeback_offer: None,
             gone: None,
@@ -1096,14 +1228,32 @@ impl Inner {
         Ok(())
     }
 
+    /// `POST .../claim-victory`: once the opponent's `opponentGone` countdown ran out, in a
+    /// game with a clock (lichess's `forceResignable` requires one: in correspondence and
+    /// unlimited games only a draw can be claimed).
     fn claim(&mut self, id: &str, user: &str) -> Res<()> {
         let (g, color) = self.game_mut(id, user).map_err(|e| (404, e))?;
         match &g.gone {
-            Some((u, t)) if u != user && Instant::now() >= *t && !g.is_over() => {
+            Some((u, t))
+                if u != user && Instant::now() >= *t && !g.is_over() && g.clock.is_some() =>
+            {
                 self.finish(id, "timeout", Some(color));
                 Ok(())
             }
             _ => err(400, "You cannot claim the win on this game"),
+        }
+    }
+
+    /// `POST .../claim-draw`: like claim-victory, once the opponent's `opponentGone`
+    /// countdown ran out, but the game ends without a winner (status `timeout`).
+    fn claim_draw(&mut self, id: &str, user: &str) -> Res<()> {
+        let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
+        match &g.gone {
+            Some((u, t)) if u != user && Instant::now() >= *t && !g.is_over() => {
+                self.finish(id, "timeout", None);
+                Ok(())
+            }
+            _ => err(400, "You cannot claim draw on this game"),
         }
     }
 

@@ -75,6 +75,8 @@ pub struct Load {
     pub queued: u32,
     /// Shutting down: accept nothing new.
     pub shutting_down: bool,
+    /// lichess's daily bot-versus-bot game limit holds: bots get `later`, humans play on.
+    pub bot_games_limited: bool,
 }
 
 /// Lichess's speed estimate: `limit + 40 × increment` seconds; below 30 s is UltraBullet,
@@ -84,7 +86,8 @@ pub fn estimated_seconds(limit: u32, increment: u32) -> u64 {
 }
 
 /// Decides a challenge. `me` is our lowercase user id. The first failing rule wins, in the
-/// order: ours, allow/block lists, variant, time control, mode, bot/human, load.
+/// order: ours, allow/block lists, variant, time control, mode, bot/human, shutdown and the
+/// daily bot-game limit, load.
 pub fn decide(
     challenge: &Challenge,
     compat: Option<&Compat>,
@@ -132,7 +135,7 @@ pub fn decide(
     if !is_bot && settings.only_bots {
         return Decision::Decline(DeclineReason::OnlyBot);
     }
-    if load.shutting_down {
+    if load.shutting_down || (is_bot && load.bot_games_limited) {
         return Decision::Decline(DeclineReason::Later);
     }
     if load.playing + load.pending < settings.max_games {
@@ -404,7 +407,7 @@ mod tests {
             playing,
             pending,
             queued,
-            shutting_down: false,
+            ..Load::default()
         };
         assert_eq!(d(&ok, &s, load(1, 0, 0)), Decision::Accept);
         assert_eq!(d(&ok, &s, load(1, 1, 0)), Decision::Queue);
@@ -415,6 +418,22 @@ mod tests {
             ..Load::default()
         };
         assert_eq!(d(&ok, &s, down), Decision::Decline(Later));
+    }
+
+    /// lichess's daily bot-game limit: bots are told `later`, humans still play, even with
+    /// free slots.
+    #[test]
+    fn the_daily_bot_game_limit_declines_bots_only() {
+        let s = ChallengeSettings::default();
+        let limited = Load {
+            bot_games_limited: true,
+            ..Load::default()
+        };
+        let from_bot = ch("atomic", clock(60, 0), false, true, "somebot");
+        let from_human = ch("atomic", clock(60, 0), false, false, "alice");
+        assert_eq!(d(&from_bot, &s, limited), Decision::Decline(Later));
+        assert_eq!(d(&from_human, &s, limited), Decision::Accept);
+        assert_eq!(d(&from_bot, &s, Load::default()), Decision::Accept);
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //!   request and its retries, so parallel games queue instead of bursting);
 //! - after a 429 that kind of endpoint waits `rate_limit_cooldown_ms` (60 s on lichess; the body
 //!   may be HTML, it is never parsed as required JSON) and the request is then retried;
+//! - a 429 (ours) or 400 (the opponent's) whose body names lichess's daily bot-versus-bot game
+//!   limit (`ratelimit.key` `bot.vsBot.day`) is [`ApiError::BotGameLimit`] at once: retrying
+//!   cannot help before `ratelimit.seconds`, and pausing the endpoint would refuse humans too;
 //! - 5xx and network errors are retried with exponential backoff and jitter;
 //! - 401 is a distinct error so the supervisor can stop the bot with a clear message;
 //! - the token lives in a [`SecretString`], is sent only in the `Authorization` header and never
@@ -19,7 +22,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tokio::time::Instant;
 
 use crate::config::LichessSettings;
-use crate::lichess::model::{Account, Challenge, ErrorBody, GameEventInfo};
+use crate::lichess::model::{Account, Challenge, ErrorBody, Playing};
 use crate::lichess::ndjson::NdjsonReader;
 
 /// Kinds of endpoints; each has its own single-flight lock and 429 cooldown.
@@ -47,6 +50,8 @@ pub enum Endpoint {
     Takeback,
     /// `POST .../claim-victory`.
     ClaimVictory,
+    /// `POST .../claim-draw`.
+    ClaimDraw,
     /// `POST /api/challenge/{id}/accept`.
     Accept,
     /// `POST /api/challenge/{id}/decline`.
@@ -62,7 +67,7 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 17] = [
+    const ALL: [Endpoint; 18] = [
         Endpoint::Account,
         Endpoint::Upgrade,
         Endpoint::EventStream,
@@ -74,6 +79,7 @@ impl Endpoint {
         Endpoint::Draw,
         Endpoint::Takeback,
         Endpoint::ClaimVictory,
+        Endpoint::ClaimDraw,
         Endpoint::Accept,
         Endpoint::Decline,
         Endpoint::CreateChallenge,
@@ -100,6 +106,7 @@ impl Endpoint {
             Endpoint::Draw => "draw",
             Endpoint::Takeback => "takeback",
             Endpoint::ClaimVictory => "claim-victory",
+            Endpoint::ClaimDraw => "claim-draw",
             Endpoint::Accept => "accept",
             Endpoint::Decline => "decline",
             Endpoint::CreateChallenge => "create challenge",
@@ -158,6 +165,21 @@ pub enum ApiError {
         /// Attempts made.
         attempts: u32,
     },
+    /// lichess's daily limit of bot-versus-bot games (`ratelimit.key` `bot.vsBot.day`):
+    /// HTTP 429 when it is ours, 400 when it is the opponent's. Never retried, and it does
+    /// not pause the endpoint: games against humans are not limited.
+    #[error("{endpoint}: {} daily bot-game limit reached (HTTP {}){}",
+        if *.ours { "our" } else { "the opponent's" },
+        if *.ours { 429 } else { 400 },
+        .seconds.map(|s| format!(", resets in {s} s")).unwrap_or_default())]
+    BotGameLimit {
+        /// Where.
+        endpoint: Endpoint,
+        /// Our limit (429) or the opponent's (400).
+        ours: bool,
+        /// `ratelimit.seconds`: until it resets.
+        seconds: Option<u64>,
+    },
     /// A 2xx body that is not what the API documents.
     #[error("{endpoint}: unexpected response: {message}")]
     Decode {
@@ -178,6 +200,7 @@ impl ApiError {
             ApiError::Unauthorized { .. } => Some(401),
             ApiError::RateLimited { .. } => Some(429),
             ApiError::Status { status, .. } => Some(*status),
+            ApiError::BotGameLimit { ours, .. } => Some(if *ours { 429 } else { 400 }),
             _ => None,
         }
     }
@@ -336,6 +359,17 @@ impl LichessClient {
                     let body = resp.bytes().await;
                     match (status, body) {
                         (s, Ok(body)) if s.is_success() => return Ok(body),
+                        (StatusCode::TOO_MANY_REQUESTS | StatusCode::BAD_REQUEST, Ok(body))
+                            if bot_games_limit(&body).is_some() =>
+                        {
+                            let seconds = bot_games_limit(&body).flatten();
+                            let ours = status == StatusCode::TOO_MANY_REQUESTS;
+                            return Err(ApiError::BotGameLimit {
+                                endpoint,
+                                ours,
+                                seconds,
+                            });
+                        }
                         (StatusCode::TOO_MANY_REQUESTS, _) => {
                             crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
                             limited += 1;
@@ -494,23 +528,15 @@ impl LichessClient {
         .map(drop)
     }
 
-    /// `GET /api/account/playing?nb=50`.
-    pub async fn playing(&self) -> Result<Vec<GameEventInfo>, ApiError> {
-        #[derive(serde::Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Playing {
-            #[serde(default)]
-            now_playing: Vec<GameEventInfo>,
-        }
-        let p: Playing = self
-            .call_json(
-                Endpoint::Playing,
-                Method::GET,
-                "/api/account/playing?nb=50",
-                None,
-            )
-            .await?;
-        Ok(p.now_playing)
+    /// `GET /api/account/playing?nb=50`: the ongoing games and `nbMyTurn`.
+    pub async fn playing(&self) -> Result<Playing, ApiError> {
+        self.call_json(
+            Endpoint::Playing,
+            Method::GET,
+            "/api/account/playing?nb=50",
+            None,
+        )
+        .await
     }
 
     /// Opens `/api/stream/event`.
@@ -604,7 +630,15 @@ impl LichessClient {
             .await
     }
 
-    /// `POST /api/challenge/{id}/accept`.
+    /// `POST .../claim-draw`: ends the game as a draw once the opponent has left (the
+    /// `opponentGone` countdown ran out); lichess answers 400 otherwise.
+    pub async fn claim_draw(&self, game_id: &str) -> Result<(), ApiError> {
+        self.game_action(Endpoint::ClaimDraw, game_id, "claim-draw")
+            .await
+    }
+
+    /// `POST /api/challenge/{id}/accept`. The daily bot-game limit comes back as
+    /// [`ApiError::BotGameLimit`] at once.
     pub async fn accept_challenge(&self, id: &str) -> Result<(), ApiError> {
         let path = format!("/api/challenge/{}/accept", seg(id)?);
         self.call(Endpoint::Accept, Method::POST, &path, None)
@@ -712,7 +746,8 @@ impl LichessClient {
                 ))),
             };
         }
-        if status == StatusCode::TOO_MANY_REQUESTS {
+        // The daily bot-game limit pauses matchmaking, not the endpoint (see `ChallengeError`).
+        if status == StatusCode::TOO_MANY_REQUESTS && bot_games_limit(&body).is_none() {
             crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
             gate.start_cooldown(Duration::from_millis(
                 self.inner.settings.rate_limit_cooldown_ms,
@@ -762,6 +797,14 @@ fn seg(s: &str) -> Result<&str, ApiError> {
             s.chars().take(64).collect::<String>(),
         ))
     }
+}
+
+/// `Some(seconds)` when `body` is lichess's daily bot-game limit (`ratelimit.key`
+/// `bot.vsBot.day`).
+fn bot_games_limit(body: &[u8]) -> Option<Option<u64>> {
+    let e: ErrorBody = serde_json::from_slice(body).ok()?;
+    let r = e.ratelimit?;
+    r.is_bot_games().then_some(r.seconds)
 }
 
 /// The `error` field of a JSON body, else a truncated text (429 pages may be HTML).

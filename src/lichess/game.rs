@@ -535,7 +535,6 @@ impl Task {
             let r = match what {
                 "abort" => client.abort(&id).await,
                 "resign" => client.resign(&id).await,
-                "claim-victory" => client.claim_victory(&id).await,
                 "draw-yes" => client.draw(&id, true).await,
                 "draw-no" => client.draw(&id, false).await,
                 "takeback-yes" => client.takeback(&id, true).await,
@@ -661,7 +660,7 @@ impl Task {
                 increment_ms: inc,
                 ply: u32::try_from(game.moves().len()).unwrap_or(u32::MAX),
                 first_move: game.moves().len() < 2,
-                first_move_left: None,
+                first_move_left: state.expiration.map(|e| e.left()),
                 clocked: self.full.as_ref().is_some_and(|f| f.clock.is_some()),
             };
             let mut budget = budget(
@@ -907,8 +906,39 @@ impl Task {
         {
             self.claim_at = None;
             info!("claiming the win: the opponent left");
-            self.spawn_action("claim-victory");
+            self.spawn_claim();
         }
+    }
+
+    /// Claims the win over an opponent who left. Lichess refuses that in some games (those
+    /// from a challenge among them: only a draw can be claimed there); the draw is claimed
+    /// instead when we would take a draw anyway (the draw policy and our last win probability),
+    /// or when the game has no clock (the opponent's clock would never end it). Otherwise we
+    /// play on: a clocked opponent who stays away loses on time.
+    fn spawn_claim(&self) {
+        let g = &self.ctx.settings.game;
+        let clocked = self.full.as_ref().is_some_and(|f| f.clock.is_some());
+        let draw_ok = !clocked
+            || match g.draw_policy {
+                DrawPolicy::Accept => true,
+                DrawPolicy::Decline => false,
+                DrawPolicy::Eval => f64::from(self.win_probability) <= g.draw_accept_max_win,
+            };
+        let client = self.ctx.client.clone();
+        let id = self.id.clone();
+        tokio::spawn(async move {
+            match client.claim_victory(&id).await {
+                Ok(()) => info!(game_id = %id, "win claimed"),
+                Err(e @ ApiError::Status { status: 400, .. }) if draw_ok => {
+                    info!(game_id = %id, error = %e, "the win cannot be claimed: claiming a draw");
+                    match client.claim_draw(&id).await {
+                        Ok(()) => info!(game_id = %id, "draw claimed"),
+                        Err(e) => warn!(game_id = %id, error = %e, "claiming a draw failed"),
+                    }
+                }
+                Err(e) => warn!(game_id = %id, error = %e, "claiming the win failed"),
+            }
+        });
     }
 
     /// A game we cannot play (another variant, a FEN our rules reject): abort it while that is

@@ -14,7 +14,9 @@
 //! - **Daily limit.** lichess allows 100 bot-versus-bot games a day per bot, counted at game start
 //!   for both sides, incoming games included. We stop challenging at `daily_limit` games in the
 //!   last 24 h (default 80, leaving room for incoming bot challenges), and a `bot.vsBot.day` 429
-//!   pauses matchmaking for the `ratelimit.seconds` lichess gives.
+//!   pauses matchmaking for the `ratelimit.seconds` lichess gives. That limit is shared with
+//!   the supervisor as a [`DailyLimit`]: a 429 on accepting a bot's challenge pauses
+//!   matchmaking too, and while it holds, challenges from bots are declined with `later`.
 //! - **Rate limits.** Any other 429 pauses matchmaking for 60 s, doubling up to 10 min while they
 //!   continue; an opponent's own daily limit (400 with `ratelimit`) skips that opponent until it
 //!   resets.
@@ -35,6 +37,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
+
+use crate::lichess::model::{ErrorBody, User};
 
 /// lichess's 24-hour window for the bot-versus-bot game limit.
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -262,40 +266,32 @@ pub struct OnlineBot {
     pub atomic_games: u32,
 }
 
-#[derive(Deserialize)]
-struct UserJson {
-    id: String,
-    username: String,
-    #[serde(default)]
-    perfs: HashMap<String, PerfJson>,
-    #[serde(default)]
-    disabled: bool,
-    #[serde(default, rename = "tosViolation")]
-    tos_violation: bool,
-}
-
-#[derive(Deserialize)]
-struct PerfJson {
-    #[serde(default)]
-    games: u32,
-    #[serde(default)]
-    rating: Option<u32>,
-}
-
-/// Parses the ND-JSON body of `GET /api/bot/online`. Malformed lines, closed and flagged
-/// accounts are skipped: one odd entry must not stop matchmaking.
+/// Parses the ND-JSON body of `GET /api/bot/online` (read leniently, see
+/// [`crate::lichess::lenient`]). Malformed lines, closed and flagged accounts are skipped: one
+/// odd entry must not stop matchmaking.
 pub fn parse_online_bots(body: &str) -> Vec<OnlineBot> {
     body.lines()
         .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| serde_json::from_str::<UserJson>(l).ok())
+        .filter_map(|l| match serde_json::from_str::<User>(l) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                tracing::debug!(error = %e, "online bots: unreadable line skipped");
+                None
+            }
+        })
         .filter(|u| !u.disabled && !u.tos_violation)
         .map(|u| {
             let atomic = u.perfs.get("atomic");
             OnlineBot {
                 id: u.id.to_ascii_lowercase(),
                 username: u.username,
-                atomic_rating: atomic.and_then(|p| p.rating),
-                atomic_games: atomic.map_or(0, |p| p.games),
+                atomic_rating: atomic
+                    .and_then(|p| p.rating)
+                    .and_then(|r| u32::try_from(r).ok()),
+                atomic_games: atomic
+                    .and_then(|p| p.games)
+                    .and_then(|g| u32::try_from(g).ok())
+                    .unwrap_or(0),
             }
         })
         .collect()
@@ -328,7 +324,12 @@ impl ChallengeRequest {
 /// Why creating a challenge failed, as far as matchmaking must react.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChallengeError {
-    /// 429 for us: our daily bot-game limit (with `seconds`) or a generic rate limit.
+    /// 429 with `ratelimit.key` `bot.vsBot.day`: we played our bot games for today.
+    BotGameLimit {
+        /// `ratelimit.seconds`: until it resets.
+        seconds: Option<u64>,
+    },
+    /// Another 429 (another limiter, or an HTML page from the edge).
     RateLimited {
         /// `ratelimit.seconds` from the body, if any.
         seconds: Option<u64>,
@@ -347,6 +348,12 @@ pub enum ChallengeError {
 impl fmt::Display for ChallengeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ChallengeError::BotGameLimit { seconds: Some(s) } => {
+                write!(f, "daily bot-game limit reached, resets in {s} s")
+            }
+            ChallengeError::BotGameLimit { seconds: None } => {
+                write!(f, "daily bot-game limit reached")
+            }
             ChallengeError::RateLimited { seconds: Some(s) } => write!(f, "rate limited for {s} s"),
             ChallengeError::RateLimited { seconds: None } => write!(f, "rate limited"),
             ChallengeError::OpponentLimited { .. } => {
@@ -363,22 +370,18 @@ impl std::error::Error for ChallengeError {}
 /// Classifies a failed challenge response from its status code and body (which may be JSON,
 /// HTML or empty).
 pub fn classify_challenge_error(status: u16, body: &str) -> ChallengeError {
-    let json: Option<serde_json::Value> = serde_json::from_str(body).ok();
-    let seconds = json
-        .as_ref()
-        .and_then(|v| v.get("ratelimit"))
-        .and_then(|r| r.get("seconds"))
-        .and_then(serde_json::Value::as_u64);
-    let has_ratelimit = json.as_ref().and_then(|v| v.get("ratelimit")).is_some();
+    let json: Option<ErrorBody> = serde_json::from_str(body).ok();
+    let limit = json.as_ref().and_then(|e| e.ratelimit.clone());
+    let seconds = limit.as_ref().and_then(|r| r.seconds);
+    let bot_games = limit.as_ref().is_some_and(|r| r.is_bot_games());
     let text = json
-        .as_ref()
-        .and_then(|v| v.get("error"))
-        .and_then(serde_json::Value::as_str)
-        .map(str::to_string)
+        .map(|e| e.error)
+        .filter(|t| !t.is_empty())
         .unwrap_or_else(|| truncate_for_log(body, 200));
     match status {
+        429 if bot_games => ChallengeError::BotGameLimit { seconds },
         429 => ChallengeError::RateLimited { seconds },
-        400 if has_ratelimit => ChallengeError::OpponentLimited { seconds },
+        400 if limit.is_some() => ChallengeError::OpponentLimited { seconds },
         400..=499 => ChallengeError::Refused(format!("{status} {text}")),
         _ => ChallengeError::Transient(format!("{status} {text}")),
     }
@@ -402,6 +405,30 @@ impl fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
+
+/// lichess's daily limit of bot-versus-bot games, once lichess said we reached it: until
+/// when it holds. Shared (cheap clones) by matchmaking, which stops challenging, and the
+/// supervisor, which declines bots' challenges with `later` (humans are not limited).
+#[derive(Clone, Debug, Default)]
+pub struct DailyLimit(Arc<Mutex<Option<Instant>>>);
+
+/// How long the limit holds when lichess did not say (`ratelimit.seconds` absent).
+const DAILY_LIMIT_UNKNOWN_RESET: Duration = Duration::from_secs(3600);
+
+impl DailyLimit {
+    /// lichess said the limit is reached and resets in `seconds` (from `now`).
+    pub fn reached(&self, seconds: Option<u64>, now: Instant) {
+        let until = now + seconds.map_or(DAILY_LIMIT_UNKNOWN_RESET, Duration::from_secs);
+        let mut g = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        *g = Some(g.map_or(until, |old| old.max(until)));
+    }
+
+    /// Until when the limit holds, if it does at `now`.
+    pub fn until(&self, now: Instant) -> Option<Instant> {
+        let g = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        g.filter(|&t| t > now)
+    }
+}
 
 /// The lichess calls matchmaking needs. The lichess client implements it; tests use a fake.
 pub trait MatchmakingApi: Send + Sync {
@@ -516,6 +543,8 @@ pub struct Matchmaker {
     opponents: HashMap<String, OpponentRecord>,
     /// xorshift64 state for tie-breaks and time-control choice (seeded, so tests are repeatable).
     rng: u64,
+    /// lichess's daily bot-game limit, shared with the supervisor.
+    daily: DailyLimit,
 }
 
 impl Matchmaker {
@@ -540,7 +569,14 @@ impl Matchmaker {
             incoming_bot_challenges: std::collections::HashSet::new(),
             opponents: HashMap::new(),
             rng: seed | 1,
+            daily: DailyLimit::default(),
         }
+    }
+
+    /// Shares `daily` (the supervisor's) instead of a limit of its own.
+    pub fn with_daily_limit(mut self, daily: DailyLimit) -> Self {
+        self.daily = daily;
+        self
     }
 
     /// The configuration in use.
@@ -597,6 +633,9 @@ impl Matchmaker {
         let idle_until = idle_since + Duration::from_secs(self.config.idle_s);
         if now < idle_until {
             return wait(WaitReason::Idle, Some(idle_until));
+        }
+        if let Some(until) = self.daily.until(now) {
+            return wait(WaitReason::DailyLimit, Some(until));
         }
         if let Some(until) = self.paused_until
             && now < until
@@ -692,6 +731,7 @@ impl Matchmaker {
         let opponent = opponent.to_ascii_lowercase();
         self.last_challenge = Some(now);
         match error {
+            ChallengeError::BotGameLimit { seconds } => self.daily.reached(*seconds, now),
             ChallengeError::RateLimited { seconds } => {
                 let pause = match seconds {
                     Some(s) => Duration::from_secs(*s).max(RATE_LIMIT_PAUSE),
@@ -704,12 +744,21 @@ impl Matchmaker {
                 self.paused_until = Some(now + pause);
             }
             ChallengeError::OpponentLimited { seconds } => {
-                let skip = Duration::from_secs(seconds.unwrap_or(3600));
-                self.opponents.entry(opponent).or_default().skip_until = Some(now + skip);
+                self.opponent_limited(&opponent, *seconds, now);
             }
             ChallengeError::Refused(_) => self.count_decline(&opponent, now),
             ChallengeError::Transient(_) => {}
         }
+    }
+
+    /// `opponent` reached its daily bot-game limit (lichess's 400 with `ratelimit`, on our
+    /// challenge or on accepting its one): it is not challenged until the limit resets.
+    pub fn opponent_limited(&mut self, opponent: &str, seconds: Option<u64>, now: Instant) {
+        let skip = seconds.map_or(DAILY_LIMIT_UNKNOWN_RESET, Duration::from_secs);
+        self.opponents
+            .entry(opponent.to_ascii_lowercase())
+            .or_default()
+            .skip_until = Some(now + skip);
     }
 
     /// A `challengeDeclined` event for one of our challenges.
@@ -1352,12 +1401,12 @@ mod tests {
                 until: Some(t2 + secs(120))
             }
         );
-        // the daily limit's own duration wins
+        // another limiter's own duration wins
         let t3 = t2 + secs(120);
         m.challenge_failed(
             "x",
             &ChallengeError::RateLimited {
-                seconds: Some(51_234),
+                seconds: Some(5_000),
             },
             t3,
         );
@@ -1365,9 +1414,48 @@ mod tests {
             m.decide(t3, idle(1)),
             Decision::Wait {
                 reason: WaitReason::RateLimited,
-                until: Some(t3 + secs(51_234))
+                until: Some(t3 + secs(5_000))
             }
         );
+    }
+
+    /// lichess's `bot.vsBot.day` 429 pauses matchmaking until the reset it names, through the
+    /// limit shared with the supervisor (which declines bots meanwhile); a limit the
+    /// supervisor met on accepting pauses matchmaking the same way.
+    #[test]
+    fn the_daily_bot_game_limit_is_shared_and_pauses_until_its_reset() {
+        let t0 = Instant::now();
+        let shared = DailyLimit::default();
+        let mut m = Matchmaker::new(cfg(), t0, 1).with_daily_limit(shared.clone());
+        let t = t0 + secs(100);
+        assert_eq!(m.decide(t, idle(1)), Decision::Challenge);
+        m.challenge_failed(
+            "x",
+            &ChallengeError::BotGameLimit {
+                seconds: Some(5_000),
+            },
+            t,
+        );
+        assert_eq!(shared.until(t), Some(t + secs(5_000)));
+        assert_eq!(
+            m.decide(t + secs(4_000), idle(1)),
+            Decision::Wait {
+                reason: WaitReason::DailyLimit,
+                until: Some(t + secs(5_000))
+            }
+        );
+        assert_eq!(m.decide(t + secs(5_001), idle(1)), Decision::Challenge);
+        // Met by the supervisor on an accept, without seconds: an hour.
+        let t2 = t + secs(6_000);
+        shared.reached(None, t2);
+        assert!(matches!(
+            m.decide(t2 + secs(3_599), idle(1)),
+            Decision::Wait {
+                reason: WaitReason::DailyLimit,
+                ..
+            }
+        ));
+        assert_eq!(m.decide(t2 + secs(3_601), idle(1)), Decision::Challenge);
     }
 
     #[test]
@@ -1394,9 +1482,16 @@ mod tests {
         let body = r#"{"error":"You played 100 games against other bots today","ratelimit":{"key":"bot.vsBot.day","seconds":51234}}"#;
         assert_eq!(
             classify_challenge_error(429, body),
-            ChallengeError::RateLimited {
+            ChallengeError::BotGameLimit {
                 seconds: Some(51_234)
             }
+        );
+        assert_eq!(
+            classify_challenge_error(
+                429,
+                r#"{"error":"slow down","ratelimit":{"key":"challenge.create.user","seconds":"90"}}"#
+            ),
+            ChallengeError::RateLimited { seconds: Some(90) }
         );
         assert_eq!(
             classify_challenge_error(400, body),
@@ -1421,7 +1516,7 @@ mod tests {
     #[test]
     fn parses_online_bots() {
         let body = concat!(
-            r#"{"id":"boombot","username":"BoomBot","title":"BOT","perfs":{"atomic":{"games":120,"rating":1912,"rd":60,"prog":5}}}"#,
+            r#"{"id":"boombot","username":"BoomBot","title":"BOT","perfs":{"atomic":{"games":"120","rating":1912,"rd":60,"prog":5},"storm":{"runs":3,"score":12},"streak":7},"playTime":null}"#,
             "\n\n",
             r#"{"id":"blitzer","username":"Blitzer","title":"BOT","perfs":{"blitz":{"games":9,"rating":2000}}}"#,
             "\nnot json\n",

@@ -9,7 +9,8 @@
 //! - [`clock`]: a game's clock as the input of the one time manager (`search::time`).
 //! - [`challenge`]: the pure accept/decline policy.
 //! - [`matchmaking`]: challenging other bots when idle; [`chat_commands`]: `!eval` and friends.
-//! - [`client`] / [`ndjson`] / [`model`]: HTTP discipline, line reading, JSON types.
+//! - [`client`] / [`ndjson`] / [`model`] / [`lenient`]: HTTP discipline, line reading, JSON
+//!   types and the rules that read them (strict for what the bot needs, lenient otherwise).
 
 pub mod app;
 pub mod challenge;
@@ -17,6 +18,7 @@ pub mod chat_commands;
 pub mod client;
 pub mod clock;
 pub mod game;
+pub mod lenient;
 pub mod matchmaking;
 pub mod model;
 pub mod ndjson;

@@ -235,7 +235,7 @@ mod tests {
     async fn lines_split_across_chunks() {
         let mut r = reader(vec![
             b"{\"type\":\"game",
-            b"State\",\"moves\":\"e2e4\",\"status\":\"started\"}\n\n{\"ty",
+            b"State\",\"moves\":\"e2e4\",\"status\":\"started\",\"wtime\":1,\"btime\":1}\n\n{\"ty",
             b"pe\":\"chatLine\",\"text\":\"hi\"}\r\nnot json\n[1]\n{\"type\":\"gameState\",\"wtime\":\"x\"}\n{\"type\":\"zzz\"}",
         ]);
         assert!(matches!(
@@ -272,7 +272,7 @@ mod tests {
     #[tokio::test]
     async fn over_long_line_is_cut_and_reported() {
         let big: &'static [u8] = Box::leak(vec![b'x'; MAX_LINE + 10].into_boxed_slice());
-        let mut r = reader(vec![big, b"\n{\"type\":\"gameState\"}\n"]);
+        let mut r = reader(vec![big, b"\n{\"type\":\"gameState\",\"moves\":\"\",\"wtime\":1,\"btime\":1,\"status\":\"started\"}\n"]);
         assert!(matches!(
             r.next::<GameEvent>().await.unwrap(),
             Line::Malformed { .. }
@@ -336,7 +336,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_cancelled_read_keeps_the_partial_line_and_bytes_move_the_deadline() {
         let (tx, mut r) = channel_reader(Duration::from_secs(3));
-        let line = b"{\"type\":\"gameState\",\"moves\":\"e2e4\",\"status\":\"started\"}\n";
+        let line =
+            b"{\"type\":\"gameState\",\"moves\":\"e2e4\",\"status\":\"started\",\"wtime\":1,\"btime\":1}\n";
         let start = tokio::time::Instant::now();
         for part in line.chunks(8) {
             tx.send(Ok(bytes::Bytes::copy_from_slice(part)))

@@ -154,6 +154,9 @@ struct State {
     matchmaker: Option<Arc<Mutex<Matchmaker>>>,
     /// Our load as the matchmaking task sees it, refreshed every loop iteration.
     published_load: Arc<Mutex<matchmaking::Load>>,
+    /// lichess's daily bot-game limit, once an answer said it is reached (shared with
+    /// matchmaking): bots' challenges are declined with `later` while it holds.
+    daily_limit: matchmaking::DailyLimit,
 }
 
 enum Ev {
@@ -185,6 +188,7 @@ impl State {
             connections: 0,
             matchmaker: None,
             published_load: Arc::new(Mutex::new(matchmaking::Load::default())),
+            daily_limit: matchmaking::DailyLimit::default(),
         }
     }
 
@@ -372,6 +376,7 @@ impl State {
             pending: (self.pending.len() + ours) as u32,
             queued: self.queue.len() as u32,
             shutting_down: self.shutting_down,
+            bot_games_limited: self.daily_limit.until(Instant::now()).is_some(),
         }
     }
 
@@ -422,7 +427,7 @@ impl State {
                     self.with_matchmaker(|m| m.incoming_bot_challenge(&challenge.id));
                 }
                 match decision {
-                    Decision::Accept => self.accept(challenge.id),
+                    Decision::Accept => self.accept(challenge),
                     Decision::Queue => self.queue.push_back(challenge),
                     Decision::Decline(reason) => self.decline(&challenge.id, reason),
                     Decision::Ignore => {}
@@ -490,12 +495,37 @@ impl State {
         self.spawn_game(id, restarts);
     }
 
-    fn accept(&mut self, id: String) {
+    /// Accepts `challenge`. lichess's daily bot-game limit may refuse it (429: ours, which
+    /// then holds for bots' challenges and matchmaking; 400: the challenger's, which
+    /// matchmaking then leaves alone); the challenge is then declined with `later` rather than
+    /// left hanging.
+    fn accept(&mut self, challenge: Challenge) {
+        let id = challenge.id;
+        let challenger = challenge.challenger.map(|c| c.id);
         self.decided.insert(id.clone(), Instant::now());
         self.pending.insert(id.clone(), Instant::now());
         let client = self.ctx.client.clone();
+        let daily = self.daily_limit.clone();
+        let matchmaker = self.matchmaker.clone();
         self.answers.spawn(async move {
             let r = client.accept_challenge(&id).await;
+            if let Err(ApiError::BotGameLimit { ours, seconds, .. }) = &r {
+                if *ours {
+                    warn!(challenge = %id, reset_in_s = ?seconds,
+                        "daily bot-game limit reached: declining bots with `later` until it resets");
+                    daily.reached(*seconds, Instant::now());
+                } else if let (Some(mm), Some(opponent)) = (&matchmaker, &challenger) {
+                    mm.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .opponent_limited(opponent, *seconds, Instant::now());
+                }
+                if let Err(e) = client
+                    .decline_challenge(&id, DeclineReason::Later.key())
+                    .await
+                {
+                    warn!(challenge = %id, error = %e, "declining failed");
+                }
+            }
             (id, r)
         });
     }
@@ -522,8 +552,10 @@ impl State {
                 challenge::decide(c, None, &self.ctx.settings.challenge, load, &self.ctx.me.id);
             match decision {
                 Decision::Accept => {
-                    let c = self.queue.pop_front().map(|c| c.id).unwrap_or_default();
-                    info!(challenge = %c, "accepting a queued challenge");
+                    let Some(c) = self.queue.pop_front() else {
+                        break;
+                    };
+                    info!(challenge = %c.id, "accepting a queued challenge");
                     self.accept(c);
                 }
                 Decision::Decline(r) => {
@@ -560,11 +592,10 @@ fn start_matchmaking(state: &State, shutdown: &CancellationToken) -> Arc<Mutex<M
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0x9e37_79b9);
-    let mm = Arc::new(Mutex::new(Matchmaker::new(
-        settings.matchmaking.clone(),
-        Instant::now(),
-        seed,
-    )));
+    let mm = Arc::new(Mutex::new(
+        Matchmaker::new(settings.matchmaking.clone(), Instant::now(), seed)
+            .with_daily_limit(state.daily_limit.clone()),
+    ));
     let me = &state.ctx.me;
     let identity = matchmaking::Identity {
         id: me.id.clone(),
