@@ -2,7 +2,9 @@
 //! lichess-compatible server for `SOAK_SECS` seconds (60 by default, what CI runs) while a seeded
 //! fault injector (`fakelichess::faults`, seed `SOAK_SEED`) cuts and silences both kinds of
 //! stream, answers 5xx and 429 with HTML pages, sends junk lines and lines with unknown fields,
-//! and kills the bot process (SIGKILL) and starts it again. Opponents are played here, in
+//! and kills the bot process (SIGKILL) and starts it again; besides, every JSON document the
+//! server sends carries seeded junk (`fakelichess::junk`: extra fields and entries, re-typed
+//! values). Opponents are played here, in
 //! process, by `SimplePicker` with human-like think times; new challenges keep coming at mixed
 //! time controls (1+1, 2+1, 3+2, 1+0) so that several games run at once.
 //!
@@ -424,6 +426,9 @@ async fn soak_with_faults_loses_no_game_sends_no_move_twice_and_ends_connected()
         .await
         .expect("fake server"),
     );
+    // Every JSON document the bot reads carries seeded junk: fields lichess might add, values
+    // of other types where the bot does not need them (`fakelichess::junk`).
+    fake.junk(p.seed);
     let url = fake.url();
     let dir = tempfile::Builder::new()
         .prefix("atomic-bot-soak-")
@@ -892,7 +897,7 @@ async fn fault_hooks_silence_cut_and_decorate_the_live_streams() {
         faults::apply(
             &fake,
             BOT,
-            &Fault::JunkGameLine(faults::Junk::OverLong),
+            &Fault::JunkGameLine(faults::BadLine::OverLong),
             &mut rng
         )
         .is_some()

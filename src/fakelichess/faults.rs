@@ -62,7 +62,7 @@ impl Rng {
 
 /// A line that is no valid lichess line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Junk {
+pub enum BadLine {
     /// Not JSON at all.
     NotJson,
     /// JSON with a `type` the client does not know (lichess adds event types).
@@ -71,8 +71,8 @@ pub enum Junk {
     OverLong,
 }
 
-/// Length of a [`Junk::OverLong`] line: lichess lines are a few kB, and a client that buffers a
-/// line without bound can be made to run out of memory.
+/// Length of a [`BadLine::OverLong`] line (1.5 MiB): lichess lines are a few kB, and a client
+/// that buffers a line without bound can be made to run out of memory.
 pub const OVERLONG_BYTES: usize = 3 << 19;
 
 /// One fault.
@@ -102,9 +102,9 @@ pub enum Fault {
         endpoint: &'static str,
     },
     /// A junk line on the user's event stream.
-    JunkEventLine(Junk),
+    JunkEventLine(BadLine),
     /// A junk line on the user's stream of one running game.
-    JunkGameLine(Junk),
+    JunkGameLine(BadLine),
     /// Real lines with unknown fields: `gameStart` again (as on a reconnect) for the user's
     /// running games, and the current `gameState` of one of them.
     UnknownFields,
@@ -244,10 +244,10 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
             endpoint: r.pick::<&str>(&RATE_LIMITED_ENDPOINTS),
         }),
         (rates.junk_event_line, &|r| {
-            Fault::JunkEventLine(random_junk(r))
+            Fault::JunkEventLine(random_bad_line(r))
         }),
         (rates.junk_game_line, &|r| {
-            Fault::JunkGameLine(random_junk(r))
+            Fault::JunkGameLine(random_bad_line(r))
         }),
         (rates.unknown_fields, &|_| Fault::UnknownFields),
     ];
@@ -321,8 +321,8 @@ impl Ord for FaultKey {
     }
 }
 
-fn random_junk(rng: &mut Rng) -> Junk {
-    *rng.pick(&[Junk::NotJson, Junk::UnknownType, Junk::OverLong])
+fn random_bad_line(rng: &mut Rng) -> BadLine {
+    *rng.pick(&[BadLine::NotJson, BadLine::UnknownType, BadLine::OverLong])
 }
 
 /// The HTML page of a 5xx (what a front server answers while lila restarts).
@@ -340,9 +340,9 @@ pub const RATE_LIMITED_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>429 Too
      again.</p></body></html>";
 
 /// The text of a junk line.
-pub fn junk_line(junk: Junk, rng: &mut Rng) -> String {
-    match junk {
-        Junk::NotJson => rng
+pub fn bad_line(kind: BadLine, rng: &mut Rng) -> String {
+    match kind {
+        BadLine::NotJson => rng
             .pick(&[
                 "<html><body>502 Bad Gateway</body></html>",
                 "{\"type\":\"gameState\",\"moves\":",
@@ -350,12 +350,12 @@ pub fn junk_line(junk: Junk, rng: &mut Rng) -> String {
                 "]]",
             ])
             .to_string(),
-        Junk::UnknownType => {
+        BadLine::UnknownType => {
             let kind = rng.pick(&["gameStarting", "tournamentNotice", "botNews", "ping"]);
             json!({"type": kind, "payload": {"id": "abcdefgh", "list": [1, "two", null]}})
                 .to_string()
         }
-        Junk::OverLong => {
+        BadLine::OverLong => {
             let mut s = String::with_capacity(OVERLONG_BYTES + 64);
             s.push_str("{\"type\":\"chatLine\",\"room\":\"player\",\"username\":\"x\",\"text\":\"");
             s.extend(std::iter::repeat_n('x', OVERLONG_BYTES));
@@ -435,14 +435,14 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
             Some(Target::Account)
         }
         Fault::JunkEventLine(junk) => {
-            let line = junk_line(*junk, rng);
+            let line = bad_line(*junk, rng);
             let live = fake.event_stream_live(user);
             fake.push_event_line(user, &line);
             account(live)
         }
         Fault::JunkGameLine(junk) => {
             let g = game(rng).filter(|g| fake.game_stream_open(g, user))?;
-            fake.push_game_line(&g, &junk_line(*junk, rng));
+            fake.push_game_line(&g, &bad_line(*junk, rng));
             Some(Target::Game(g))
         }
         Fault::UnknownFields => {
@@ -557,16 +557,16 @@ mod tests {
     fn junk_lines_are_what_they_claim() {
         let mut rng = Rng::new(5);
         for _ in 0..10 {
-            let not_json = junk_line(Junk::NotJson, &mut rng);
+            let not_json = bad_line(BadLine::NotJson, &mut rng);
             assert!(
                 serde_json::from_str::<Value>(&not_json).is_err(),
                 "{not_json}"
             );
-            let unknown: Value = serde_json::from_str(&junk_line(Junk::UnknownType, &mut rng))
+            let unknown: Value = serde_json::from_str(&bad_line(BadLine::UnknownType, &mut rng))
                 .expect("unknown types are JSON");
             assert!(unknown["type"].is_string());
         }
-        let long = junk_line(Junk::OverLong, &mut rng);
+        let long = bad_line(BadLine::OverLong, &mut rng);
         assert!(long.len() > OVERLONG_BYTES && !long.contains('\n'));
         assert!(!RATE_LIMITED_PAGE.trim_start().starts_with('{'));
         assert!(server_error_page(502).contains("502"));
