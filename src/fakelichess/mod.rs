@@ -15,11 +15,12 @@
 //! events, `nbMyTurn`, and (when asked) the daily bot-versus-bot game limit.
 //!
 //! For tests it can also decorate every JSON document it sends with junk ([`junk`]), inject
-//! raw lines, cut or silence streams, make an endpoint answer
-//! with a given status a number of times, and record every request. The in-process control
-//! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
-//! HTTP handlers.
+//! raw lines, cut or silence streams, make an endpoint answer with a given status a number of
+//! times, and record every request; [`faults`] drives those hooks from a seeded schedule (the
+//! soak, `tests/soak.rs`). The in-process control methods ([`FakeLichess::play`],
+//! [`FakeLichess::challenge`], ...) run the same code as the HTTP handlers.
 
+pub mod faults;
 pub mod junk;
 mod lag;
 mod state;
@@ -219,6 +220,59 @@ impl FakeLichess {
     /// Cuts every open stream abruptly.
     pub fn cut_streams(&self) {
         self.with(|i| i.cut_streams());
+    }
+
+    /// Cuts `user`'s event stream abruptly; whether one was open.
+    pub fn cut_event_stream(&self, user: &str) -> bool {
+        self.with(|i| i.cut_event_stream(user))
+    }
+
+    /// Cuts `user`'s streams of `game` abruptly; how many.
+    pub fn cut_game_streams(&self, game: &str, user: &str) -> usize {
+        self.with(|i| i.cut_game_streams(game, user))
+    }
+
+    /// `user`'s open event stream goes silent (socket open, nothing sent, not even
+    /// keep-alives) until the client replaces it; whether one was open.
+    pub fn silence_event_stream(&self, user: &str) -> bool {
+        self.with(|i| i.silence_event_stream(user))
+    }
+
+    /// `user`'s open streams of `game` go silent until the client replaces them; how many.
+    pub fn silence_game_streams(&self, game: &str, user: &str) -> usize {
+        self.with(|i| i.silence_game_streams(game, user))
+    }
+
+    /// Answers still queued by [`FakeLichess::fail_next`] for `endpoint`.
+    pub fn pending_faults(&self, endpoint: &str) -> usize {
+        self.with(|i| i.pending_faults(endpoint))
+    }
+
+    /// Drops every answer queued by [`FakeLichess::fail_next`].
+    pub fn clear_faults(&self) {
+        self.with(|i| i.clear_faults());
+    }
+
+    /// Whether `user` holds an open event stream that is not silenced.
+    pub fn event_stream_live(&self, user: &str) -> bool {
+        self.with(|i| i.event_stream_live(user))
+    }
+
+    /// Whether `user` holds an open stream of `game` (silenced or not).
+    pub fn game_stream_open(&self, game: &str, user: &str) -> bool {
+        self.with(|i| i.game_stream_open(game, user))
+    }
+
+    /// The current `gameState` of a running `game`, with the fields of the JSON object `extra`
+    /// added, to its streams; whether the game was running.
+    pub fn push_game_state_with(&self, game: &str, extra: &serde_json::Value) -> bool {
+        self.with(|i| i.push_game_state_with(game, extra))
+    }
+
+    /// `gameStart` again for each running game of `user`, with the fields of `extra` added
+    /// (at the top and inside `game`); how many.
+    pub fn push_game_starts_with(&self, user: &str, extra: &serde_json::Value) -> usize {
+        self.with(|i| i.push_game_starts_with(user, extra))
     }
 
     /// The next `n` event-stream connections send nothing at all (not even keep-alives).
