@@ -529,16 +529,3 @@ async fn the_client_reports_the_limit_and_whose_it_is() {
     let id = fake.challenge(HUMAN, BOT, &spec).unwrap();
     bot.accept_challenge(&id).await.unwrap();
 }
-
-/// Waits until challenge `id` is declined (or fails the test); returns the reason key.
-async fn decline_reason(fake: &FakeLichess, id: &str) -> Option<String> {
-    assert!(
-        fake.wait_until(T, |f| f
-            .challenge_status(id)
-            .is_some_and(|s| s.0 == "declined"))
-            .await,
-        "{id} not declined: {:?}",
-        fake.challenge_status(id)
-    );
-    fake.challenge_status(id).and_then(|s| s.1)
-}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig, FakeLichess};
+use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
 use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
 use atomic_chess::Game;
 use common::*;
@@ -15,19 +15,6 @@ const T: Duration = Duration::from_secs(30);
 
 /// Lichess's 400 body for a move it refuses.
 const NOT_YOUR_TURN: &str = "{\"error\":\"Not your turn, or game already over\"}";
-
-/// Waits until challenge `id` is declined (or fails the test); returns the reason key.
-async fn decline_reason(fake: &FakeLichess, id: &str) -> Option<String> {
-    assert!(
-        fake.wait_until(T, |f| f
-            .challenge_status(id)
-            .is_some_and(|s| s.0 == "declined"))
-            .await,
-        "{id} not declined: {:?}",
-        fake.challenge_status(id)
-    );
-    fake.challenge_status(id).and_then(|s| s.1)
-}
 
 fn spec(clock: Option<(u32, u32)>) -> ChallengeSpec {
     ChallengeSpec {

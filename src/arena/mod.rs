@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigSource, Settings};
 use crate::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
-use crate::lichess::app::{init_logging, pickers, tune_allocator};
+use crate::lichess::app::{init_logging, pickers, runtime};
 use crate::lichess::client::LichessClient;
 use crate::lichess::supervisor::{Supervisor, shutdown_signal};
 use engine::UciEngine;
@@ -556,11 +556,7 @@ pub fn arena(args: ArenaArgs) -> ExitCode {
         }
     };
     init_logging(plan.settings.log.format, "warn");
-    tune_allocator();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("atomic-bot: cannot start the async runtime: {e}");

@@ -15,11 +15,10 @@
 //! events, `nbMyTurn`, and (when asked) the daily bot-versus-bot game limit.
 //!
 //! For tests it can also decorate every JSON document it sends with junk ([`junk`]), inject
-//! raw lines, cut or silence streams, make an endpoint answer
-//! with a given status a number of times, and record every request; [`faults`] drives those
-//! hooks from a seeded schedule (the soak, `tests/soak.rs`). The in-process control
-//! methods ([`FakeLichess::play`], [`FakeLichess::challenge`], ...) run the same code as the
-//! HTTP handlers.
+//! raw lines, cut or silence streams, make an endpoint answer with a given status a number of
+//! times, and record every request; [`faults`] drives those hooks from a seeded schedule (the
+//! soak, `tests/soak.rs`). The in-process control methods ([`FakeLichess::play`],
+//! [`FakeLichess::challenge`], ...) run the same code as the HTTP handlers.
 
 pub mod faults;
 pub mod junk;

@@ -85,7 +85,8 @@ pub fn tune_allocator() {
     }
 }
 
-fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+/// The multi-threaded async runtime of the bot's commands (with the allocator tuned first).
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tune_allocator();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()

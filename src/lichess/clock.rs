@@ -181,24 +181,25 @@ mod tests {
 
     /// Whole games through the bot's planner at the lichess time controls bots play, with the
     /// default overhead and the round trip lichess charges a bot. Atomic games last about 25
-    /// moves a side (50 plies against Fairy-Stockfish); these run far longer. At ½+0 a 300 ms
-    /// round trip alone spends the clock in 100 moves, so there the games are shorter.
+    /// moves a side (50 plies against Fairy-Stockfish), but bullet endings can run past 150
+    /// moves (the arena's ½+0 soak against a fast Fairy-Stockfish had several past 120). At ½+0 a 300 ms round trip alone spends
+    /// the clock in 100 moves, so there the games are shorter.
     #[test]
     fn whole_games_at_lichess_time_controls_never_flag() {
         let g = GameSettings::default();
         // (initial ms, increment ms, round trip ms, moves)
         let games: [(u64, u64, u64, u32); 14] = [
-            (30_000, 0, 20, 150),
-            (30_000, 0, 100, 100),
-            (30_000, 0, 300, 45),
-            (60_000, 0, 20, 200),
-            (60_000, 0, 100, 120),
-            (60_000, 0, 300, 75),
+            (30_000, 0, 20, 400),
+            (30_000, 0, 100, 170),
+            (30_000, 0, 300, 60),
+            (60_000, 0, 20, 400),
+            (60_000, 0, 100, 195),
+            (60_000, 0, 300, 85),
             (0, 1_000, 20, 300),
             (0, 1_000, 300, 300),
             (180_000, 2_000, 20, 300),
             (180_000, 2_000, 300, 300),
-            (180_000, 0, 300, 100),
+            (180_000, 0, 300, 115),
             (900_000, 10_000, 100, 300),
             (900_000, 10_000, 300, 300),
             (600_000, 100, 100, 300),

@@ -315,3 +315,16 @@ pub fn assert_legal(moves: &[String]) {
     atomic_chess::Game::from_uci_moves(atomic_chess::Position::startpos(), moves)
         .expect("every move legal");
 }
+
+/// Waits until challenge `id` is declined (or fails the test); returns the reason key.
+pub async fn decline_reason(fake: &FakeLichess, id: &str) -> Option<String> {
+    assert!(
+        fake.wait_until(Duration::from_secs(30), |f| f
+            .challenge_status(id)
+            .is_some_and(|s| s.0 == "declined"))
+            .await,
+        "{id} not declined: {:?}",
+        fake.challenge_status(id)
+    );
+    fake.challenge_status(id).and_then(|s| s.1)
+}
