@@ -333,7 +333,7 @@ impl Task {
                         }
                     }
                     Ok(Line::Unknown { kind }) => {
-                        warn!(?kind, "unknown game stream line ignored");
+                        debug!(?kind, "unknown game stream line ignored");
                     }
                     Ok(Line::Malformed { excerpt, error }) => {
                         warn!(%excerpt, %error, "malformed game stream line skipped");
@@ -460,7 +460,7 @@ impl Task {
                 None
             }
             GameEvent::Unknown => {
-                warn!(?kind, "unknown game event type ignored");
+                debug!(?kind, "unknown game event type ignored");
                 None
             }
         }

@@ -206,7 +206,12 @@ pub fn classify<T: DeserializeOwned + KnownFields>(raw: &[u8]) -> Line<T> {
 
 /// A log-safe excerpt of a line.
 pub fn excerpt(raw: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&raw[..raw.len().min(LOG_PREFIX)]).into_owned();
+    // One log record stays one line: an HTML error page's newlines and other control
+    // characters become spaces.
+    let s: String = String::from_utf8_lossy(&raw[..raw.len().min(LOG_PREFIX)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if raw.len() > LOG_PREFIX {
         format!("{s}... ({} bytes)", raw.len())
     } else {
@@ -267,6 +272,16 @@ mod tests {
             Line::Item(Event::Unknown, Some(_))
         ));
         assert!(matches!(r.next::<Event>().await, Err(StreamEnd::Eof)));
+    }
+
+    #[test]
+    fn an_excerpt_is_one_line() {
+        let page = b"<!DOCTYPE html>\n<html>\r\n<body>Too many\trequests</body>\n</html>";
+        let e = excerpt(page);
+        assert!(!e.chars().any(char::is_control), "{e:?}");
+        assert!(e.starts_with("<!DOCTYPE html> <html>"), "{e:?}");
+        let long = vec![b'x'; 500];
+        assert!(excerpt(&long).ends_with("... (500 bytes)"));
     }
 
     #[tokio::test]

@@ -297,7 +297,7 @@ impl State {
                 Ev::Line(r) => match *r {
                     Ok(Line::KeepAlive) => {}
                     Ok(Line::Item(ev, kind)) => self.on_event(ev, kind),
-                    Ok(Line::Unknown { kind }) => warn!(?kind, "unknown event line ignored"),
+                    Ok(Line::Unknown { kind }) => debug!(?kind, "unknown event line ignored"),
                     Ok(Line::Malformed { excerpt, error }) => {
                         warn!(%excerpt, %error, "malformed event line skipped");
                     }
@@ -445,7 +445,7 @@ impl State {
                 info!(challenge = %challenge.id, reason = ?challenge.decline_reason_key, "our challenge was declined");
                 self.with_matchmaker(|m| m.challenge_declined(&challenge.id, Instant::now()));
             }
-            Event::Unknown => warn!(?kind, "unknown event type ignored"),
+            Event::Unknown => debug!(?kind, "unknown event type ignored"),
         }
     }
 
