@@ -30,9 +30,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{ConfigSource, Settings};
 use crate::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
-use crate::lichess::app::{init_logging, pickers, runtime};
+use crate::lichess::app::{init_logging, pickers, run_until_signal};
 use crate::lichess::client::LichessClient;
-use crate::lichess::supervisor::{Supervisor, shutdown_signal};
+use crate::lichess::supervisor::Supervisor;
 use engine::UciEngine;
 use openings::Opening;
 use opponent::EngineFault;
@@ -556,16 +556,7 @@ pub fn arena(args: ArenaArgs) -> ExitCode {
         }
     };
     init_logging(plan.settings.log.format, "warn");
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("atomic-bot: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    rt.block_on(async move {
-        let shutdown = CancellationToken::new();
-        tokio::spawn(shutdown_signal(shutdown.clone()));
+    run_until_signal(|shutdown| async move {
         let progress = |line: &str| {
             println!("{line}");
             let _ = std::io::stdout().flush();

@@ -85,8 +85,28 @@ pub fn tune_allocator() {
     }
 }
 
+/// Runs `job` on the bot's runtime with a shutdown token that the first SIGTERM/SIGINT
+/// cancels (a second one exits at once): the offline commands (`demo`, `arena`) share it.
+pub fn run_until_signal<F>(job: impl FnOnce(CancellationToken) -> F) -> ExitCode
+where
+    F: std::future::Future<Output = ExitCode>,
+{
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("atomic-bot: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async move {
+        let shutdown = CancellationToken::new();
+        tokio::spawn(shutdown_signal(shutdown.clone()));
+        job(shutdown).await
+    })
+}
+
 /// The multi-threaded async runtime of the bot's commands (with the allocator tuned first).
-pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tune_allocator();
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -378,16 +398,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         eprintln!("atomic-bot: lichess forbids UltraBullet for bots; use at least 30+0");
         return ExitCode::from(2);
     }
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("atomic-bot: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    rt.block_on(async move {
-        let shutdown = CancellationToken::new();
-        tokio::spawn(shutdown_signal(shutdown.clone()));
+    run_until_signal(|shutdown| async move {
         match run_demo(clock, &args.color, engine, args.pgn_dir, shutdown).await {
             Ok(out) => {
                 println!(
