@@ -240,6 +240,20 @@ pub struct Fields {
     warn: bool,
 }
 
+/// Every field read is taken out of the map, so what is left when the reader is done is what
+/// the bot never looked at: new lichess fields (logged at debug level, since lichess adds
+/// fields often and they are harmless) and the ones it has no use for. No hand-kept list of
+/// known fields is needed.
+impl Drop for Fields {
+    fn drop(&mut self) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            for field in self.map.keys().filter(|k| *k != "type") {
+                tracing::debug!(object = self.what, %field, "field not read, ignored");
+            }
+        }
+    }
+}
+
 impl Fields {
     /// The fields of `v`, which must be an object.
     pub fn new(what: &'static str, v: Value) -> Result<Self, Unreadable> {

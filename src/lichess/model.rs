@@ -811,58 +811,6 @@ deserialize_from_json! {
     RateLimit => "ratelimit",
 }
 
-impl crate::lichess::ndjson::KnownFields for Event {
-    fn known_fields(kind: &str) -> Option<&'static [&'static str]> {
-        match kind {
-            // `id` duplicates `game.id` on game events (kept by lichess for compatibility).
-            "gameStart" | "gameFinish" => Some(&["game", "id"]),
-            "challenge" => Some(&["challenge", "compat"]),
-            "challengeCanceled" | "challengeDeclined" => Some(&["challenge"]),
-            _ => None,
-        }
-    }
-}
-
-impl crate::lichess::ndjson::KnownFields for GameEvent {
-    fn known_fields(kind: &str) -> Option<&'static [&'static str]> {
-        match kind {
-            "gameFull" => Some(&[
-                "id",
-                "variant",
-                "clock",
-                "speed",
-                "perf",
-                "rated",
-                "createdAt",
-                "white",
-                "black",
-                "initialFen",
-                "state",
-                "daysPerTurn",
-                "tournamentId",
-            ]),
-            "gameState" => Some(&[
-                "moves",
-                "wtime",
-                "btime",
-                "winc",
-                "binc",
-                "status",
-                "winner",
-                "wdraw",
-                "bdraw",
-                "wtakeback",
-                "btakeback",
-                "expiration",
-                "rematch",
-            ]),
-            "chatLine" => Some(&["room", "username", "text"]),
-            "opponentGone" => Some(&["gone", "claimWinInSeconds"]),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

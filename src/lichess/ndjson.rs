@@ -147,21 +147,14 @@ impl<R: AsyncBufRead + Unpin> NdjsonReader<R> {
     }
 
     /// The next line, classified and parsed as `T`.
-    pub async fn next<T: DeserializeOwned + KnownFields>(&mut self) -> Result<Line<T>, StreamEnd> {
+    pub async fn next<T: DeserializeOwned>(&mut self) -> Result<Line<T>, StreamEnd> {
         let raw = self.next_raw().await?;
         Ok(classify(raw))
     }
 }
 
-/// Top-level fields a line type knows, so that new lichess fields are logged (at debug level:
-/// lichess adds fields often and they are harmless) rather than silently dropped.
-pub trait KnownFields {
-    /// The fields of lines with this `type` (`None`: do not check).
-    fn known_fields(kind: &str) -> Option<&'static [&'static str]>;
-}
-
 /// Parses one raw line.
-pub fn classify<T: DeserializeOwned + KnownFields>(raw: &[u8]) -> Line<T> {
+pub fn classify<T: DeserializeOwned>(raw: &[u8]) -> Line<T> {
     if raw.iter().all(u8::is_ascii_whitespace) {
         return Line::KeepAlive;
     }
@@ -183,16 +176,6 @@ pub fn classify<T: DeserializeOwned + KnownFields>(raw: &[u8]) -> Line<T> {
             excerpt: excerpt(raw),
             error: "not a JSON object".into(),
         };
-    }
-    if let (Some(k), Some(obj)) = (kind.as_deref(), value.as_object())
-        && let Some(known) = T::known_fields(k)
-    {
-        for field in obj
-            .keys()
-            .filter(|f| *f != "type" && !known.contains(&f.as_str()))
-        {
-            tracing::debug!(kind = k, field = %field, "unknown field ignored");
-        }
     }
     match serde_json::from_value::<T>(value) {
         Ok(item) => Line::Item(item, kind),
