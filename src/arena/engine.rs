@@ -70,6 +70,9 @@ pub struct GoClocks {
     pub winc: i64,
     /// Black's increment.
     pub binc: i64,
+    /// A limit on this move's think time (`movetime`), beside the clocks: the engine's first
+    /// move, which the server aborts the game over if it comes too late.
+    pub movetime: Option<i64>,
 }
 
 /// The nice value of the engine: that of the bot's search threads (`lichess::game` runs them
@@ -287,13 +290,17 @@ impl UciEngine {
     /// then `go` with the clocks.
     pub fn go(&mut self, position: &str, clocks: GoClocks) -> Result<(), EngineError> {
         self.send(&format!("position {position}"))?;
-        self.send(&format!(
+        let mut go = format!(
             "go wtime {} btime {} winc {} binc {}",
             clocks.wtime.max(0),
             clocks.btime.max(0),
             clocks.winc.max(0),
             clocks.binc.max(0)
-        ))
+        );
+        if let Some(ms) = clocks.movetime {
+            go.push_str(&format!(" movetime {}", ms.max(1)));
+        }
+        self.send(&go)
     }
 
     /// Asks a running search to stop (its `bestmove` still has to be read).
@@ -388,6 +395,47 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(engine.name, ENGINE_NICE.to_string());
+    }
+
+    #[tokio::test]
+    async fn go_sends_the_clocks_and_a_movetime_only_when_capped() {
+        // An "engine" whose best move is the rest of its last `go` line after `go`, words
+        // joined by underscores.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("echo-engine.sh");
+        std::fs::write(
+            &path,
+            "while read -r l; do case \"$l\" in\n\
+             uci) echo 'id name Echo'; \
+             echo 'option name UCI_Variant type combo default atomic var atomic'; echo uciok;;\n\
+             isready) echo readyok;;\n\
+             go*) echo \"bestmove $(echo \"${l#go }\" | tr ' ' _)\";;\n\
+             quit) exit 0;;\n\
+             esac; done\n",
+        )
+        .unwrap();
+        let mut engine = UciEngine::start(&format!("sh {}", path.display()), &[])
+            .await
+            .unwrap();
+        let deadline = || Instant::now() + Duration::from_secs(5);
+        let mut clocks = GoClocks {
+            wtime: 60_000,
+            btime: -5,
+            winc: 1_000,
+            binc: 1_000,
+            movetime: None,
+        };
+        engine.go("startpos", clocks).unwrap();
+        assert_eq!(
+            engine.best_move(deadline()).await.unwrap(),
+            "wtime_60000_btime_0_winc_1000_binc_1000"
+        );
+        clocks.movetime = Some(3_000);
+        engine.go("startpos moves e2e4", clocks).unwrap();
+        assert_eq!(
+            engine.best_move(deadline()).await.unwrap(),
+            "wtime_60000_btime_0_winc_1000_binc_1000_movetime_3000"
+        );
     }
 
     #[tokio::test]

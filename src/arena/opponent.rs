@@ -20,6 +20,12 @@ use crate::lichess::model::{GameEvent, GameFull, GameState};
 const HANG_GRACE: Duration = Duration::from_secs(5);
 /// How long a stopped search may take to give its `bestmove`.
 const STOP_GRACE: Duration = Duration::from_secs(1);
+/// The longest the engine may think on its first move (`go ... movetime`), whatever its clock
+/// says: lichess aborts a game whose first moves do not come in time (the local server after
+/// `first_move_timeout`, 25 s by default), and with several games at once on a loaded machine an
+/// engine that plans a long first move from a 3+2 clock was aborted. The bot caps its own first
+/// move the same way (`game.first_move_think_ms`, 3 s).
+const FIRST_MOVE_CAP_MS: i64 = 3_000;
 
 /// What went wrong on the engine's side in a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,6 +98,7 @@ pub async fn play(
             btime: state.btime,
             winc: state.winc,
             binc: state.binc,
+            movetime: (plies < 2).then_some(FIRST_MOVE_CAP_MS),
         };
         let own = if ours == Color::White {
             state.wtime + state.winc
