@@ -6,7 +6,7 @@ depth, long before a match can tell; extensions show up as more. The count is de
 for our engine (a fresh table per position), so two runs of one binary agree to the node.
 
     python3 scripts/depth_nodes.py target/release/atomic-bot 13 [Option=value ...]
-Environment: OPENINGS (default ../shared/tools/atomic-openings.txt), POSITIONS (default 20).
+Environment: OPENINGS (default data/atomic-openings.txt), POSITIONS (default 20).
 """
 import os
 import subprocess
@@ -17,7 +17,7 @@ def main() -> None:
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     binary, depth, options = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    path = os.environ.get("OPENINGS", "../shared/tools/atomic-openings.txt")
+    path = os.environ.get("OPENINGS", "data/atomic-openings.txt")
     count = int(os.environ.get("POSITIONS", "20"))
     with open(path) as f:
         lines = [l.split("#")[0].strip() for l in f if l.strip() and not l.startswith("#")]

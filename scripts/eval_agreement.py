@@ -10,7 +10,7 @@ quiescence`, no header) and prints, per file:
 * the correlation of the two scores over level positions only (|FSF| < 300 cp), overall and
   by move number. The squared error is dominated by decided positions (mates, a piece up); the
   correlation on level positions measures what decides most moves: which of two near-equal
-  positions is better. On our games it is far lower than on labelled.csv (docs/ENGINE.md,
+  positions is better. On our games it is far lower than on labelled.csv (docs/JOURNAL.md,
   "Session 7").
 
     python3 scripts/eval_agreement.py evals.csv [more.csv ...]

@@ -4,16 +4,18 @@
 #   bash scripts/fsf_match.sh nodes NAME GAMES [Option=value ...]   # ours 600 000 nodes, FSF 300 000
 #   bash scripts/fsf_match.sh time  NAME GAMES [Option=value ...]   # both 10+0.1 (equal time)
 # Node-limited games are deterministic and load-independent; timed ones need an idle machine.
-# Environment: BIN (target/release/atomic-bot), FSF (/tmp/fsf/fairy-stockfish, built by
-# ../shared/tools/build_fsf.sh), PY (/tmp/venv-match/bin/python with chess==1.11.2),
-# OPENINGS (../shared/tools/atomic-openings.txt), OUT (/tmp/m): NAME.log and NAME.pgn.
+# Environment: BIN (target/release/atomic-bot), FSF (/tmp/fsf/fairy-stockfish: a Fairy-Stockfish
+# binary, see docs/ENGINE.md "How to measure"), PY (/tmp/venv-match/bin/python with
+# chess==1.11.2), MATCH (../shared/tools/match.py: the workplace's match runner, beside the
+# checkout), OPENINGS (data/atomic-openings.txt), OUT (/tmp/m): NAME.log and NAME.pgn.
 set -euo pipefail
 mode=$1 name=$2 games=$3
 shift 3
 BIN=${BIN:-target/release/atomic-bot}
 FSF=${FSF:-/tmp/fsf/fairy-stockfish}
 PY=${PY:-/tmp/venv-match/bin/python}
-OPENINGS=${OPENINGS:-../shared/tools/atomic-openings.txt}
+MATCH=${MATCH:-../shared/tools/match.py}
+OPENINGS=${OPENINGS:-data/atomic-openings.txt}
 OUT=${OUT:-/tmp/m}
 mkdir -p "$OUT"
 case $mode in
@@ -23,7 +25,7 @@ case $mode in
 esac
 options=()
 for o in "$@"; do options+=(--option-a "$o"); done
-"$PY" ../shared/tools/match.py --engine-a "$BIN uci" --name-a ours \
+"$PY" "$MATCH" --engine-a "$BIN uci" --name-a ours \
   --engine-b "$FSF" --name-b fsf --option-a Hash=64 "${options[@]}" \
   --option-b Threads=1 --option-b Hash=64 "${limits[@]}" \
   --games "$games" --concurrency 2 --openings "$OPENINGS" --pgn "$OUT/$name.pgn" \

@@ -3,7 +3,7 @@
 
 The evaluation is fitted to `labelled.csv` (Fairy-Stockfish self-play). Positions from our own
 games against it are a different population: the committed evaluation's error on them is
-nearly twice its error on `labelled.csv` (docs/ENGINE.md, "Session 7"). This script makes
+nearly twice its error on `labelled.csv` (docs/JOURNAL.md, "Session 7"). This script makes
 rows of the same kind from our games:
 
 * Positions: every position from ply 8 on of the games in the PGN files whose White or Black
