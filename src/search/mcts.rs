@@ -209,7 +209,6 @@ impl Searcher {
             *root = Node::new(None, 1.0);
             root.visits = 1;
             root.q = value;
-            root.minimax = value;
             // The root always fits: a fresh or at most half-full arena has room for 256 nodes.
             self.expand(ROOT, &root_pos, &root_moves);
         }
@@ -477,7 +476,7 @@ impl Searcher {
         self.path.push(ROOT);
         self.keys.truncate(base_keys);
         let mut id = ROOT;
-        // Whether an expansion on this path changed its node's value or proof (children that
+        // Whether an expansion on this path changed its node's proof (children that
         // win or lose at once are created proven): the backup must then carry the change up
         // even where the new leaf's value leaves a node unchanged.
         let mut expansion_changed = false;
@@ -499,8 +498,7 @@ impl Searcher {
                     break node.q;
                 }
                 let expanded = self.tree.get(id);
-                expansion_changed =
-                    (expanded.minimax, expanded.proof) != (node.minimax, node.proof);
+                expansion_changed = expanded.proof != node.proof;
             }
             if self.config.params.refines_priors_at(node.visits) {
                 self.refine_priors(id, &pos);
@@ -531,11 +529,9 @@ impl Searcher {
 
     /// Stores a leaf evaluation in its node; returns the value for the player who moved into it.
     fn set_leaf(&mut self, id: NodeId, leaf: Leaf) -> f32 {
-        let node = self.tree.get_mut(id);
         if let Some(proof) = leaf.proof {
-            node.proof = proof;
+            self.tree.get_mut(id).proof = proof;
         }
-        node.minimax = leaf.value;
         leaf.value
     }
 
@@ -581,16 +577,6 @@ impl Searcher {
         }
     }
 
-    /// Value of a child in selection, from its mover's (the parent's side to move) view.
-    fn mixed(&self, node: &Node) -> f32 {
-        let params = &self.config.params;
-        if node.visits < params.minimax_visits {
-            return node.q;
-        }
-        let w = params.minimax_weight;
-        (1.0 - w) * node.q + w * node.minimax
-    }
-
     /// PUCT selection among the children of `id`.
     fn select(&self, id: NodeId) -> NodeId {
         let node = self.tree.get(id);
@@ -615,7 +601,7 @@ impl Searcher {
                     continue;
                 }
                 visited_policy += child.prior;
-                self.mixed(child)
+                child.q
             } else {
                 if child.visits > 0 {
                     visited_policy += child.prior;
@@ -634,7 +620,7 @@ impl Searcher {
             }
         }
         if let Some((prior, cid)) = unvisited {
-            let fpu = 1.0 - self.mixed(node) - params.fpu_reduction * visited_policy.sqrt();
+            let fpu = 1.0 - node.q - params.fpu_reduction * visited_policy.sqrt();
             if fpu + explore * prior > best_score {
                 best = cid;
             }
@@ -643,7 +629,7 @@ impl Searcher {
     }
 
     /// Backs `value` (for the player who moved into the leaf) up the path.
-    /// Minimax values and proofs are recomputed only up to the first node they leave unchanged.
+    /// Proofs are recomputed only up to the first node they leave unchanged.
     /// With `changed_above`, every node of the path is refreshed: a node expanded on the way
     /// down already holds its new values, so comparing before and after would stop too early.
     fn backup(&mut self, value: f32, changed_above: bool) {
@@ -655,45 +641,27 @@ impl Searcher {
             node.visits += 1;
             node.q += (v - node.q) / node.visits as f32;
             if changed && node.is_expanded() {
-                let before = (node.minimax, node.proof);
+                let before = node.proof;
                 self.refresh(id);
-                let node = self.tree.get(id);
-                changed = changed_above || before != (node.minimax, node.proof);
+                changed = changed_above || before != self.tree.get(id).proof;
             }
             v = 1.0 - v;
         }
     }
 
-    /// Recomputes the minimax value and the proof of an expanded node from its children.
+    /// Recomputes the proof of an expanded node from its children's.
     fn refresh(&mut self, id: NodeId) {
         let node = *self.tree.get(id);
-        let mut best: Option<f32> = None;
         let mut win: Option<u16> = None;
         let mut longest_loss = 0u16;
         let mut all_proven = true;
         let mut any_draw = false;
         for cid in node.child_ids() {
-            let child = self.tree.get(cid);
-            let value = match child.proof {
-                Proof::Loss(d) => {
-                    win = Some(win.map_or(d + 1, |w| w.min(d + 1)));
-                    Some(1.0)
-                }
-                Proof::Win(d) => {
-                    longest_loss = longest_loss.max(d + 1);
-                    Some(0.0)
-                }
-                Proof::Draw => {
-                    any_draw = true;
-                    Some(0.5)
-                }
-                Proof::Unknown => {
-                    all_proven = false;
-                    (child.visits > 0).then_some(child.minimax)
-                }
-            };
-            if let Some(v) = value {
-                best = Some(best.map_or(v, |b: f32| b.max(v)));
+            match self.tree.get(cid).proof {
+                Proof::Loss(d) => win = Some(win.map_or(d + 1, |w| w.min(d + 1))),
+                Proof::Win(d) => longest_loss = longest_loss.max(d + 1),
+                Proof::Draw => any_draw = true,
+                Proof::Unknown => all_proven = false,
             }
         }
         let proof = match win {
@@ -702,11 +670,7 @@ impl Searcher {
             None if all_proven => Proof::Loss(longest_loss),
             None => Proof::Unknown,
         };
-        let node = self.tree.get_mut(id);
-        if let Some(b) = best {
-            node.minimax = 1.0 - b;
-        }
-        node.proof = proof;
+        self.tree.get_mut(id).proof = proof;
     }
 
     /// The child to play from `id`: the shortest proven win; otherwise the most visited move
@@ -725,7 +689,7 @@ impl Searcher {
             // Unvisited children tie on visits and value: the prior decides between them.
             (
                 n.visits,
-                (self.mixed(&n) * 1e6) as i64,
+                (n.q * 1e6) as i64,
                 (n.prior * 1e6) as i64,
             )
         };
@@ -755,7 +719,7 @@ impl Searcher {
         let mut best = *open.iter().max_by_key(|c| by_visits(c))?;
         let best_node = get(&best);
         if best_node.proof != Proof::Draw
-            && self.mixed(&best_node) < 0.47
+            && best_node.q < 0.47
             && let Some(&draw) = open.iter().find(|c| get(c).proof == Proof::Draw)
         {
             best = draw;
@@ -764,7 +728,7 @@ impl Searcher {
             && get(&best).proof == Proof::Unknown
         {
             let window = self.config.params.random_window;
-            let best_value = self.mixed(&get(&best));
+            let best_value = get(&best).q;
             let best_visits = get(&best).visits;
             let pool: Vec<NodeId> = open
                 .iter()
@@ -773,7 +737,7 @@ impl Searcher {
                     let n = get(c);
                     n.proof == Proof::Unknown
                         && n.visits * 20 >= best_visits
-                        && self.mixed(&n) >= best_value - window
+                        && n.q >= best_value - window
                 })
                 .collect();
             let total: u64 = pool.iter().map(|c| u64::from(get(c).visits)).sum();
@@ -827,7 +791,7 @@ impl Searcher {
             Proof::Win(d) => (Score::Mate(-(i32::from(d) + 1) / 2), 0.0, (0, 0, 1000)),
             Proof::Draw => (Score::Cp(0), 0.5, (0, 1000, 0)),
             Proof::Unknown => {
-                let v = self.mixed(child).clamp(0.0, 1.0);
+                let v = child.q.clamp(0.0, 1.0);
                 let win = (v * 1000.0).round() as u32;
                 (
                     Score::Cp(eval::centipawns(v, self.config.params.eval_scale)),
@@ -921,8 +885,7 @@ impl Searcher {
     }
 
     /// Whether the time limits say stop. Stops at `hard`; at `soft` unless the best move is
-    /// unstable (then at `soft · extension`); and early when the most visited move cannot be
-    /// overtaken in the time left.
+    /// unstable (then at `soft · extension`).
     fn out_of_time(&self, limits: &Limits, elapsed: Duration, watch: &mut Watch) -> bool {
         if limits.hard.is_some_and(|hard| elapsed >= hard) {
             return true;
@@ -932,19 +895,14 @@ impl Searcher {
         };
         let root = self.tree.get(ROOT);
         let mut first: Option<Node> = None;
-        let mut second_visits = 0;
         let mut best_value: Option<Node> = None;
         for cid in root.child_ids() {
             let c = *self.tree.get(cid);
             if matches!(c.proof, Proof::Win(_)) {
                 continue;
             }
-            match first {
-                Some(f) if c.visits <= f.visits => second_visits = second_visits.max(c.visits),
-                _ => {
-                    second_visits = first.map_or(0, |f| f.visits);
-                    first = Some(c);
-                }
+            if first.is_none_or(|f| c.visits > f.visits) {
+                first = Some(c);
             }
         }
         let Some(first) = first else {
@@ -954,17 +912,17 @@ impl Searcher {
             let c = *self.tree.get(cid);
             if c.proof == Proof::Unknown
                 && c.visits * 10 >= first.visits
-                && best_value.is_none_or(|b| self.mixed(&c) > self.mixed(&b))
+                && best_value.is_none_or(|b| c.q > b.q)
             {
                 best_value = Some(c);
             }
         }
-        let value = self.mixed(&first);
+        let value = first.q;
         if watch.reference.is_none() && elapsed >= soft / 4 {
             watch.reference = Some(value);
         }
         let unstable = best_value
-            .is_some_and(|b| b.mv != first.mv && self.mixed(&b) > value + 0.01)
+            .is_some_and(|b| b.mv != first.mv && b.q > value + 0.01)
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
@@ -975,19 +933,7 @@ impl Searcher {
         if let Some(hard) = limits.hard {
             target = target.min(hard);
         }
-        if elapsed >= target {
-            return true;
-        }
-        // Smart pruning: the leader's margin exceeds the playouts still affordable.
-        let pruning = f64::from(self.config.params.smart_pruning);
-        if pruning > 0.0 && self.stats.playouts >= 256 && elapsed >= soft / 8 && !unstable {
-            let rate = self.stats.playouts as f64 / elapsed.as_secs_f64().max(1e-6);
-            let affordable = rate * (target - elapsed).as_secs_f64();
-            if f64::from(first.visits - second_visits) > pruning * affordable {
-                return true;
-            }
-        }
-        false
+        elapsed >= target
     }
 }
 
@@ -1085,10 +1031,8 @@ fn new_children(
         let mut child = Node::new(Some(m), prior);
         if eval::wins_at_once(pos, m) || (checks.contains(m.to()) && eval::mates_at_once(pos, m)) {
             child.proof = Proof::Loss(0);
-            child.minimax = 1.0;
         } else if threatened && priors.leaves_threat[i] {
             child.proof = Proof::Win(1);
-            child.minimax = 0.0;
         }
         children.push(child);
     }
@@ -1174,7 +1118,7 @@ mod tests {
         }
     }
 
-    /// After a search every expanded node holds the minimax value and proof its children give:
+    /// After a search every expanded node holds the proof its children give:
     /// backups carry each change up, including one made by an expansion that finds children
     /// proven at once (wins, or moves that leave a king blast open). And the visits add up:
     /// every playout through a node went on into one child, except the one that evaluated it
@@ -1224,8 +1168,7 @@ mod tests {
                     searcher.refresh(id);
                     let fresh = searcher.tree.get(id);
                     assert_eq!(
-                        (fresh.minimax, fresh.proof),
-                        (node.minimax, node.proof),
+                        fresh.proof, node.proof,
                         "{fen}, {threads} threads: node {id} ({:?}) is stale",
                         node.mv
                     );

@@ -14,12 +14,6 @@ pub struct SearchParams {
     /// Softmax temperature of the policy (higher = flatter priors). The fitted logits are
     /// calibrated at 1; the search is strongest with flatter priors (2.0; docs/ENGINE.md).
     pub policy_temperature: f32,
-    /// Weight of the implicit minimax value against the Monte-Carlo mean in selection (0..1).
-    /// Default 0: every weight tried lost Elo (docs/ENGINE.md); proofs still back up exactly.
-    pub minimax_weight: f32,
-    /// Nodes with fewer visits use the Monte-Carlo mean alone even with a minimax weight: the
-    /// max over a few visited children is a biased, pessimistic estimate.
-    pub minimax_visits: u32,
     /// Centipawns per logit when a score is mapped to a win probability.
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
@@ -37,11 +31,6 @@ pub struct SearchParams {
     pub random_plies: u32,
     /// Extension factor of the soft time limit when the best move is unstable.
     pub time_extension: f32,
-    /// Smart pruning: stop before the soft limit once the most visited root move leads the
-    /// second by more than this many times the playouts still affordable (0 = never). Off by
-    /// default: the time it saved was never spent (atomic games end with the clock half full),
-    /// and without it the engine scored 69.5 % against 59 % with it (docs/ENGINE.md).
-    pub smart_pruning: f32,
     /// Alpha-beta: no new iteration is started after this fraction of the soft time limit
     /// (the next one would take two to three times the time of all before it).
     pub ab_time_fraction: f32,
@@ -155,8 +144,6 @@ impl Default for SearchParams {
             cpuct: 1.3,
             fpu_reduction: 0.25,
             policy_temperature: 2.0,
-            minimax_weight: 0.0,
-            minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
             prior_eval: 1.0,
@@ -164,7 +151,6 @@ impl Default for SearchParams {
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
-            smart_pruning: 0.0,
             ab_time_fraction: 0.6,
             ab_lmr_div: 1.75,
             ab_lmr_base: 0.75,
@@ -251,8 +237,6 @@ pub const PARAMS: &[ParamSpec] = &[
         100.0,
         f32
     ),
-    spec!("MinimaxWeight", minimax_weight, 0, 100, 100.0, f32),
-    spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
@@ -260,7 +244,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
-    spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
     spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
     spec!("AbLmrDiv", ab_lmr_div, 0, 1000, 100.0, f32),
     spec!("AbLmrBase", ab_lmr_base, -200, 300, 100.0, f32),

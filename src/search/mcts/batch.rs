@@ -510,7 +510,7 @@ impl Searcher {
 
     /// Step 3 for one playout, whose path is in `self.path`: walks it as a playout would and
     /// stores the job's results. Returns the value to back up and whether an expansion changed
-    /// its node's value or proof (see `playout`).
+    /// its node's proof (see `playout`).
     fn complete(
         &mut self,
         root_pos: &Position,
@@ -575,7 +575,7 @@ impl Searcher {
         }
         self.refresh(id);
         let expanded = *self.tree.get(id);
-        let changed = (expanded.minimax, expanded.proof) != (node.minimax, node.proof);
+        let changed = expanded.proof != node.proof;
         if self.config.params.refines_priors_at(node.visits) {
             self.refine_priors(id, &job.pos);
         }
