@@ -61,9 +61,6 @@ pub struct SearchParams {
     /// Alpha-beta: use whether the static evaluation improved on two plies before in reverse
     /// futility, late move pruning and reductions (1) or not (0).
     pub ab_improving: i32,
-    /// Alpha-beta: weight of the continuation histories (the moves one and two plies before)
-    /// in the ordering of quiet moves (0 = off).
-    pub ab_cont_weight: i32,
     /// Alpha-beta: scale the time by the best move's stability and the score's trend (1) or
     /// not (0). On since session 13: 45.8 % against 42.5 % at equal time against
     /// Fairy-Stockfish, 200 games each side by side (docs/ENGINE.md): it spends less on settled
@@ -162,7 +159,6 @@ impl Default for SearchParams {
             ab_check_extension: 1,
             ab_lmp_base: 4,
             ab_improving: 1,
-            ab_cont_weight: 0,
             ab_time_stability: 1,
             ab_threat_extension: 1,
             ab_corr_pawn: 200,
@@ -255,7 +251,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbCheckExtension", ab_check_extension, 0, 1, 1.0, i32),
     spec!("AbLmpBase", ab_lmp_base, 0, 64, 1.0, i32),
     spec!("AbImproving", ab_improving, 0, 1, 1.0, i32),
-    spec!("AbContWeight", ab_cont_weight, 0, 64, 1.0, i32),
     spec!("AbTimeStability", ab_time_stability, 0, 1, 1.0, i32),
     spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
     spec!("AbCorrPawn", ab_corr_pawn, 0, 400, 1.0, i32),

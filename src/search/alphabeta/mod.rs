@@ -80,9 +80,6 @@ pub struct AlphaBeta {
     pv_len: [usize; MAX_PLY],
     /// Static evaluation per ply of the current line (`-MATE` in check).
     evals: [i32; MAX_PLY],
-    /// (piece, destination) of the move played at each ply of the current line, offset by
-    /// two so that the root's "previous moves" are `NO_PIECE_TO`.
-    stack: [usize; MAX_PLY + 2],
     root_moves: Vec<RootMove>,
     /// The move a singular-extension search leaves out at each ply (`None` outside one).
     excluded: [Option<Move>; MAX_PLY],
@@ -109,7 +106,6 @@ impl AlphaBeta {
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             evals: [0; MAX_PLY],
-            stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             excluded: [None; MAX_PLY],
             root_depth: 0,
@@ -148,7 +144,6 @@ impl AlphaBeta {
             self.params = params.clone();
             self.lmr = lmr_table(params);
         }
-        self.ordering.cont_weight = params.ab_cont_weight;
         self.nodes = 0;
         self.qstats = QStats::default();
         self.aborted = false;
@@ -362,7 +357,6 @@ impl AlphaBeta {
             let mut child = *root;
             child.play_unchecked(mv);
             self.keys.push(child.zobrist());
-            self.stack[2] = ordering::piece_to(root.turn(), mv);
             // Scores are compared with the move's bonus: search the child against shifted bounds.
             let (lo, hi) = (bar - bonus, beta - bonus);
             let mut score = if i < lines {

@@ -164,7 +164,6 @@ impl AlphaBeta {
                     reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
                 }
                 let null = pos.null_move();
-                self.stack[ply + 2] = super::ordering::NO_PIECE_TO;
                 self.keys.push(null.zobrist());
                 let s = -self.node(
                     ctx,
@@ -231,12 +230,11 @@ impl AlphaBeta {
             }
         }
 
-        let prev = [self.stack[ply + 1], self.stack[ply]];
         // The keys apart from the moves: the scan for the next best is then over a dense
         // array of `i32`, which the compiler vectorises.
         let mut keys: arrayvec::ArrayVec<i32, 256> = moves
             .iter()
-            .map(|&m| self.ordering.key(pos, m, table_move, ply, prev))
+            .map(|&m| self.ordering.key(pos, m, table_move, ply))
             .collect();
         let original_alpha = alpha;
         let mut best = -MATE;
@@ -291,7 +289,6 @@ impl AlphaBeta {
                 }
             }
             self.keys.push(child.zobrist());
-            self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
             let extension = if Some(m) == table_move {
                 table_extension
             } else {
@@ -373,7 +370,7 @@ impl AlphaBeta {
                     if alpha >= beta {
                         if quiet {
                             self.ordering
-                                .reward(pos.turn(), m, &failed_quiets, depth, ply, prev);
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
                         }
                         break;
                     }
