@@ -49,9 +49,6 @@ pub struct SearchParams {
     pub ab_rfp_margin: i32,
     /// Alpha-beta: futility margin per ply for quiet moves (centipawns).
     pub ab_futility_margin: i32,
-    /// Alpha-beta: the null move's reduction grows by a ply per this much static evaluation
-    /// above beta (0 = off).
-    pub ab_null_eval_div: i32,
     /// Alpha-beta: checks are extended by a ply (1) or not (0).
     pub ab_check_extension: i32,
     /// Alpha-beta: late move pruning keeps `AbLmpBase + depth²` quiet moves at depth
@@ -88,17 +85,6 @@ pub struct SearchParams {
     pub ab_rfp_depth: i32,
     /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
     pub ab_null_depth_div: i32,
-    /// Alpha-beta: extra plies of late move reduction at expected cut nodes.
-    pub ab_cut_reduction: i32,
-    /// Alpha-beta: captures that lose material by their blast balance are reduced like
-    /// quiet moves (1) or never (0).
-    pub ab_capture_lmr: i32,
-    /// Alpha-beta: quiet moves that give check are reduced too, a ply less than other quiet
-    /// moves (1), or never (0).
-    pub ab_check_lmr: i32,
-    /// Alpha-beta: plies more of reduction for quiet moves when the table move is a capture
-    /// (the position is then most likely decided by that capture).
-    pub ab_tt_capture_lmr: i32,
     /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The
     /// table move is extended a ply when every other move, searched at half depth, falls short
     /// of its score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
@@ -108,10 +94,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta: late move pruning keeps `(5 + depth²) / (3 − improving)` quiet moves
-    /// (Fairy-Stockfish's count for atomic) instead of `(AbLmpBase + depth²)`, halved when
-    /// not improving (1), or the latter (0).
-    pub ab_lmp_strict: i32,
 }
 
 impl SearchParams {
@@ -155,7 +137,6 @@ impl Default for SearchParams {
             ab_iir_depth: 4,
             ab_rfp_margin: 150,
             ab_futility_margin: 200,
-            ab_null_eval_div: 0,
             ab_check_extension: 1,
             ab_lmp_base: 4,
             ab_improving: 1,
@@ -169,14 +150,9 @@ impl Default for SearchParams {
             ab_futility_depth: 2,
             ab_rfp_depth: 3,
             ab_null_depth_div: 4,
-            ab_cut_reduction: 0,
-            ab_capture_lmr: 0,
-            ab_check_lmr: 0,
-            ab_tt_capture_lmr: 0,
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_lmp_strict: 0,
         }
     }
 }
@@ -247,7 +223,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbIirDepth", ab_iir_depth, 0, 64, 1.0, i32),
     spec!("AbRfpMargin", ab_rfp_margin, 0, 2000, 1.0, i32),
     spec!("AbFutilityMargin", ab_futility_margin, 0, 2000, 1.0, i32),
-    spec!("AbNullEvalDiv", ab_null_eval_div, 0, 2000, 1.0, i32),
     spec!("AbCheckExtension", ab_check_extension, 0, 1, 1.0, i32),
     spec!("AbLmpBase", ab_lmp_base, 0, 64, 1.0, i32),
     spec!("AbImproving", ab_improving, 0, 1, 1.0, i32),
@@ -261,14 +236,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
     spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
-    spec!("AbCutReduction", ab_cut_reduction, 0, 4, 1.0, i32),
-    spec!("AbCaptureLmr", ab_capture_lmr, 0, 1, 1.0, i32),
-    spec!("AbCheckLmr", ab_check_lmr, 0, 1, 1.0, i32),
-    spec!("AbTtCaptureLmr", ab_tt_capture_lmr, 0, 3, 1.0, i32),
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbLmpStrict", ab_lmp_strict, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).
