@@ -42,7 +42,7 @@ use std::thread::Thread;
 
 use atomic_chess::{Move, MoveList, Position};
 
-use super::{Leaf, Searcher, evaluate_leaf, new_children};
+use super::{Leaf, Mcts, evaluate_leaf, new_children};
 use crate::search::SearchParams;
 use crate::search::eval::{self, QStats};
 use crate::search::tree::{Node, NodeId, Proof, ROOT};
@@ -363,7 +363,7 @@ pub(super) struct Batch {
     refining: Vec<(NodeId, usize)>,
 }
 
-impl Searcher {
+impl Mcts {
     /// Up to `size` playouts as one batch on the crew's threads (see the module doc).
     pub(super) fn batch(
         &mut self,

@@ -22,15 +22,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use atomic_chess::{Color, Game, Move, MoveList, Position};
+use atomic_chess::{Game, Move, MoveList, Position};
 
 mod batch;
 
-use super::alphabeta::AlphaBeta;
 use super::eval::{self, QStats};
+use super::searcher::Engine;
 use super::tree::{Node, NodeId, Proof, ROOT, Tree};
 use super::{
-    Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult,
+    Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult, SearchStats,
 };
 
 /// Interval between periodic `info` reports.
@@ -40,32 +40,15 @@ const FULL_TREE_NAP: Duration = Duration::from_micros(200);
 /// The clock is read once per this many playouts.
 const TIME_CHECK_INTERVAL: u64 = 16;
 
-/// Counters of the last search.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchStats {
-    /// Playouts (the `nodes` of `info`).
-    pub playouts: u64,
-    /// Positions visited: tree expansions, leaf evaluations and quiescence nodes. A signature of
-    /// the search's behaviour (`atomic-bot bench` prints it).
-    pub positions: u64,
-    /// Sum of the playouts' depths.
-    pub depth_sum: u64,
-    /// Deepest playout.
-    pub max_depth: u32,
-    /// Playouts the root already had from earlier searches (tree reuse).
-    pub reused: u64,
-    /// Times the full tree was pruned to make room.
-    pub prunes: u64,
-}
-
-/// Holds the tree between searches, so the subtree of the moves actually played is reused.
-pub struct Searcher {
+/// The Monte-Carlo tree search. Holds the tree between searches, so the subtree of the moves
+/// actually played is reused.
+pub struct Mcts {
     config: SearchConfig,
     tree: Tree,
     /// The position at the tree's root, if the tree holds a search.
     root_pos: Option<Position>,
-    rng: u64,
-    multipv: usize,
+    /// Lines reported at the end of the current search (MultiPV).
+    lines: usize,
     stats: SearchStats,
     qstats: QStats,
     /// The tree ran out of memory during this search.
@@ -81,19 +64,43 @@ pub struct Searcher {
     children: Vec<Node>,
     /// Scratch state of batched playouts (`threads > 1`).
     batch: batch::Batch,
-    /// The searcher of [`Algorithm::AlphaBeta`], made on first use.
-    ab: Option<AlphaBeta>,
 }
 
-impl Searcher {
-    /// A searcher with an empty tree.
-    pub fn new(config: SearchConfig) -> Searcher {
-        Searcher {
+impl Engine for Mcts {
+    fn set_config(&mut self, config: &SearchConfig) {
+        self.resize_for(config);
+    }
+
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        lines: usize,
+        random: Option<u64>,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.lines = lines.max(1);
+        self.run_search(game, limits, stop, random, on_info)
+    }
+
+    fn clear(&mut self) {
+        self.forget();
+    }
+
+    fn stats(&self) -> SearchStats {
+        self.stats
+    }
+}
+
+impl Mcts {
+    /// A search with an empty tree.
+    pub fn new(config: &SearchConfig) -> Mcts {
+        Mcts {
             tree: Tree::new(config.hash_mb),
-            rng: config.seed,
-            config,
+            config: config.clone(),
             root_pos: None,
-            multipv: 1,
+            lines: 1,
             stats: SearchStats::default(),
             qstats: QStats::default(),
             full: false,
@@ -104,68 +111,35 @@ impl Searcher {
             refine_moves: Vec::new(),
             children: Vec::new(),
             batch: batch::Batch::default(),
-            ab: None,
         }
     }
 
-    /// Changes the configuration. A new `hash_mb` or new parameters drop the tree.
-    pub fn set_config(&mut self, config: SearchConfig) {
+    /// Changes the configuration. A new `hash_mb` drops the tree.
+    fn resize_for(&mut self, config: &SearchConfig) {
         if config.hash_mb != self.config.hash_mb {
             self.tree.resize(config.hash_mb);
-            self.ab = None;
             self.root_pos = None;
         }
-        if config.params != self.config.params {
-            self.clear();
-        }
-        if config.seed != self.config.seed {
-            self.rng = config.seed;
-        }
-        self.config = config;
-    }
-
-    /// The current configuration.
-    pub fn config(&self) -> &SearchConfig {
-        &self.config
-    }
-
-    /// Number of lines reported at the end of a search (UCI `MultiPV`).
-    pub fn set_multipv(&mut self, lines: usize) {
-        self.multipv = lines.max(1);
+        self.config = config.clone();
     }
 
     /// Forgets the tree (a new game).
-    pub fn clear(&mut self) {
-        if let Some(ab) = self.ab.as_mut() {
-            ab.clear();
-        }
+    fn forget(&mut self) {
         self.tree.clear();
         self.root_pos = None;
-        self.rng = self.config.seed;
-    }
-
-    /// Counters of the last search.
-    pub fn stats(&self) -> SearchStats {
-        self.stats
-    }
-
-    /// Playouts the root already had when the last search started (tree reuse).
-    pub fn reused_playouts(&self) -> u64 {
-        self.stats.reused
     }
 
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
     /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
-    pub fn search(
+    /// `random` picks the move among near-equal ones (randomised openings).
+    fn run_search(
         &mut self,
         game: &Game,
         limits: &Limits,
         stop: &AtomicBool,
+        random: Option<u64>,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        if self.config.algorithm == Algorithm::AlphaBeta {
-            return self.search_alphabeta(game, limits, stop, on_info);
-        }
         let start = Instant::now();
         let root_pos = *game.position();
         self.stats = SearchStats::default();
@@ -192,7 +166,7 @@ impl Searcher {
                     Proof::Draw
                 };
             self.tree.get_mut(ROOT).proof = proof;
-            return self.finish(start, on_info, false);
+            return self.finish(start, on_info, None);
         }
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
@@ -214,7 +188,6 @@ impl Searcher {
         }
         self.refresh(ROOT);
 
-        let randomize = self.randomizes(&root_pos);
         let single = root_moves.len() == 1;
         let threads = self.config.threads.max(1);
         if threads == 1 {
@@ -242,10 +215,10 @@ impl Searcher {
             });
             self.qstats.nodes += pool.quiescence_nodes();
         }
-        self.finish(start, on_info, randomize)
+        self.finish(start, on_info, random)
     }
 
-    /// The playout loop of [`Searcher::search`]: one playout at a time, or with a crew of
+    /// The playout loop of [`Mcts::run_search`]: one playout at a time, or with a crew of
     /// worker threads, one batch of playouts at a time (`batch.rs`).
     #[expect(
         clippy::too_many_arguments,
@@ -327,43 +300,6 @@ impl Searcher {
             }
         }
         self.flush_refines();
-    }
-
-    /// Whether the move from `pos` is picked at random among near-equal ones (`Randomize`, in
-    /// the first `RandomPlies` plies of the game), whichever the search.
-    fn randomizes(&self, pos: &Position) -> bool {
-        let ply =
-            (pos.fullmove_number().saturating_sub(1)) * 2 + u32::from(pos.turn() == Color::Black);
-        self.config.randomize && ply < self.config.params.random_plies
-    }
-
-    /// The search of [`Algorithm::AlphaBeta`]: the table lives as long as the searcher.
-    fn search_alphabeta(
-        &mut self,
-        game: &Game,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        let random = self.randomizes(game.position()).then(|| self.next_random());
-        let hash_mb = self.config.hash_mb;
-        let ab = self.ab.get_or_insert_with(|| AlphaBeta::new(hash_mb));
-        let result = ab.search(
-            game,
-            limits,
-            stop,
-            &self.config.params,
-            self.multipv,
-            random,
-            on_info,
-        );
-        self.stats = SearchStats {
-            playouts: ab.nodes(),
-            positions: ab.nodes(),
-            max_depth: result.info.seldepth,
-            ..SearchStats::default()
-        };
-        result
     }
 
     /// Frees half of a full tree by pruning its least-visited branches (`Tree::prune`), so a
@@ -687,11 +623,7 @@ impl Searcher {
         let by_visits = |c: &NodeId| {
             let n = get(c);
             // Unvisited children tie on visits and value: the prior decides between them.
-            (
-                n.visits,
-                (n.q * 1e6) as i64,
-                (n.prior * 1e6) as i64,
-            )
+            (n.visits, (n.q * 1e6) as i64, (n.prior * 1e6) as i64)
         };
         if let Some(&win) = children
             .iter()
@@ -756,12 +688,6 @@ impl Searcher {
         Some(best)
     }
 
-    fn next_random(&mut self) -> u64 {
-        // SplitMix64: tiny, seedable, good enough for picking among a few moves.
-        self.rng = self.rng.wrapping_add(super::GOLDEN_GAMMA);
-        super::mix64(self.rng)
-    }
-
     /// Principal variation starting with the child `first`.
     fn pv_from(&self, first: NodeId) -> Vec<Move> {
         let mut pv = Vec::new();
@@ -792,11 +718,10 @@ impl Searcher {
             Proof::Draw => (Score::Cp(0), 0.5, (0, 1000, 0)),
             Proof::Unknown => {
                 let v = child.q.clamp(0.0, 1.0);
-                let win = (v * 1000.0).round() as u32;
                 (
                     Score::Cp(eval::centipawns(v, self.config.params.eval_scale)),
                     v,
-                    (win, 0, 1000 - win),
+                    SearchInfo::wdl(v),
                 )
             }
         }
@@ -813,12 +738,11 @@ impl Searcher {
         };
         let pv = child.map(|c| self.pv_from(c)).unwrap_or_default();
         let playouts = self.stats.playouts;
-        let micros = elapsed.as_micros().max(1);
         SearchInfo {
             depth: (self.stats.depth_sum / playouts.max(1)).max(1) as u32,
             seldepth: self.stats.max_depth.max(1),
             nodes: playouts,
-            nps: (u128::from(playouts) * 1_000_000 / micros) as u64,
+            nps: SearchInfo::rate(playouts, elapsed),
             time: elapsed,
             score,
             wdl,
@@ -832,14 +756,13 @@ impl Searcher {
         &mut self,
         start: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
-        randomize: bool,
+        random: Option<u64>,
     ) -> SearchResult {
         self.stats.positions += self.qstats.nodes;
-        let random = randomize.then(|| self.next_random());
         let best = self.best_child(ROOT, random);
         let info = self.line_info(start, best, 1);
         on_info(&info);
-        if self.multipv > 1 && best.is_some() {
+        if self.lines > 1 && best.is_some() {
             let mut others: Vec<NodeId> = self
                 .tree
                 .get(ROOT)
@@ -854,7 +777,7 @@ impl Searcher {
                     _ => (1, -i64::from(n.visits)),
                 }
             });
-            for (i, c) in others.into_iter().take(self.multipv - 1).enumerate() {
+            for (i, c) in others.into_iter().take(self.lines - 1).enumerate() {
                 let line = self.line_info(start, Some(c), i as u32 + 2);
                 on_info(&line);
             }
@@ -866,22 +789,12 @@ impl Searcher {
             Proof::Draw => Some(Proven::Draw),
             Proof::Unknown => None,
         };
-        let win_probability = match (proven, best) {
-            (Some(p), _) => p.win_probability(),
-            (None, Some(c)) => self.child_score(self.tree.get(c)).1,
-            (None, None) => 0.5,
-        };
+        let estimate = best.map_or(0.5, |c| self.child_score(self.tree.get(c)).1);
         let best_move = best.and_then(|c| self.tree.get(c).mv);
         let ponder_move = best
             .and_then(|c| self.best_child(c, None))
             .and_then(|c| self.tree.get(c).mv);
-        SearchResult {
-            best_move,
-            ponder_move,
-            info,
-            win_probability,
-            proven,
-        }
+        SearchResult::new(best_move, ponder_move, info, proven, estimate)
     }
 
     /// Whether the time limits say stop. Stops at `hard`; at `soft` unless the best move is
@@ -921,8 +834,7 @@ impl Searcher {
         if watch.reference.is_none() && elapsed >= soft / 4 {
             watch.reference = Some(value);
         }
-        let unstable = best_value
-            .is_some_and(|b| b.mv != first.mv && b.q > value + 0.01)
+        let unstable = best_value.is_some_and(|b| b.mv != first.mv && b.q > value + 0.01)
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
@@ -1065,7 +977,7 @@ fn proof_distance(proof: Proof) -> u16 {
 mod tests {
     use super::*;
 
-    fn root_priors(searcher: &Searcher) -> Vec<(Move, f32)> {
+    fn root_priors(searcher: &Mcts) -> Vec<(Move, f32)> {
         searcher
             .tree
             .get(ROOT)
@@ -1097,14 +1009,20 @@ mod tests {
                 prior_eval_visits: 8,
                 ..SearchParams::default()
             };
-            let mut searcher = Searcher::new(SearchConfig {
+            let mut searcher = Mcts::new(&SearchConfig {
                 hash_mb: 4,
                 threads,
                 params: params.clone(),
-                algorithm: Algorithm::Mcts,
                 ..SearchConfig::default()
             });
-            searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            searcher.search(
+                &game,
+                &limits,
+                &AtomicBool::new(false),
+                1,
+                None,
+                &mut |_| {},
+            );
             let children = root_priors(&searcher);
             let moves: Vec<Move> = children.iter().map(|&(m, _)| m).collect();
             let mut expected = eval::Priors::default();
@@ -1132,17 +1050,23 @@ mod tests {
                 "6k1/5ppp/8/2b5/8/4B3/5PPP/6K1 w - - 0 1",
             ] {
                 let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
-                let mut searcher = Searcher::new(SearchConfig {
+                let mut searcher = Mcts::new(&SearchConfig {
                     hash_mb: 16,
                     threads,
-                    algorithm: Algorithm::Mcts,
                     ..SearchConfig::default()
                 });
                 let limits = Limits {
                     nodes: Some(4000),
                     ..Limits::default()
                 };
-                searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+                searcher.search(
+                    &game,
+                    &limits,
+                    &AtomicBool::new(false),
+                    1,
+                    None,
+                    &mut |_| {},
+                );
                 let stats = searcher.stats();
                 let root = *searcher.tree.get(ROOT);
                 // The root's first visit is its evaluation before the first playout.
