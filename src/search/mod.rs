@@ -15,21 +15,25 @@
 //! (`/work/search-contract.md`). The search knows nothing about either of them.
 
 mod alphabeta;
+pub mod blast;
+mod engine;
 pub mod eval;
 pub mod eval_weights;
 pub mod features;
 mod mcts;
 pub mod params;
 pub mod policy;
+pub mod policy_features;
 pub mod policy_weights;
 mod searcher;
 pub mod time;
 mod tree;
 
-pub use params::SearchParams;
-pub use searcher::{
-    Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats, Searcher,
+pub use engine::{
+    Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
 };
+pub use params::SearchParams;
+pub use searcher::Searcher;
 
 /// The SplitMix64 output function (a bijective 64-bit mix): nearby inputs get unrelated
 /// outputs. Shared by the seedable random numbers of both searches and the correction keys.

@@ -28,11 +28,11 @@ use std::time::Instant;
 
 use atomic_chess::{Color, Game, Move, Position};
 
-use super::eval::{self, MATE, MATE_BOUND, QStats};
-use super::searcher::Engine;
-use super::{
-    Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult, SearchStats,
+use super::engine::{
+    Engine, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
 };
+use super::eval::{self, MATE, MATE_BOUND, QStats};
+use super::params::SearchParams;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;

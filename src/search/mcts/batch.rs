@@ -44,7 +44,8 @@ use atomic_chess::{Move, MoveList, Position};
 
 use super::{Leaf, Mcts, evaluate_leaf, new_children};
 use crate::search::SearchParams;
-use crate::search::eval::{self, QStats};
+use crate::search::eval::QStats;
+use crate::search::policy;
 use crate::search::tree::{Node, NodeId, Proof, ROOT};
 
 /// Playouts per batch and thread.
@@ -86,7 +87,7 @@ struct Job {
     /// `Refine`: the moves of the children, in their order.
     moves: Vec<Move>,
     /// `Refine`: their new priors.
-    refined: eval::Priors,
+    refined: policy::Priors,
 }
 
 impl Job {
@@ -102,7 +103,7 @@ impl Job {
             children: Vec::new(),
             child: None,
             moves: Vec::new(),
-            refined: eval::Priors::default(),
+            refined: policy::Priors::default(),
         }
     }
 
@@ -139,7 +140,7 @@ impl Job {
                     self.keys.pop();
                 }
             }
-            Work::Refine => eval::priors(&self.pos, &self.moves, params, true, &mut self.refined),
+            Work::Refine => policy::priors(&self.pos, &self.moves, params, true, &mut self.refined),
         }
     }
 }
@@ -157,7 +158,7 @@ fn first_choice(children: &[Node]) -> usize {
 /// Scratch buffers of one thread.
 #[derive(Default)]
 struct Scratch {
-    priors: eval::Priors,
+    priors: policy::Priors,
     moves: MoveList,
     qstats: QStats,
     /// Repetition keys of a child the search thread evaluates itself.

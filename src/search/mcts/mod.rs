@@ -26,12 +26,13 @@ use atomic_chess::{Game, Move, MoveList, Position};
 
 mod batch;
 
-use super::eval::{self, QStats};
-use super::searcher::Engine;
-use super::tree::{Node, NodeId, Proof, ROOT, Tree};
-use super::{
-    Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult, SearchStats,
+use super::engine::{
+    Engine, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
 };
+use super::eval::{self, QStats};
+use super::params::SearchParams;
+use super::policy;
+use super::tree::{Node, NodeId, Proof, ROOT, Tree};
 
 /// Interval between periodic `info` reports.
 const INFO_INTERVAL: Duration = Duration::from_secs(1);
@@ -58,7 +59,7 @@ pub struct Mcts {
     // Scratch buffers, kept to avoid allocations in the playout loop.
     path: Vec<NodeId>,
     keys: Vec<u64>,
-    priors: eval::Priors,
+    priors: policy::Priors,
     /// Scratch list of a node's child moves, for `refine_priors`.
     refine_moves: Vec<Move>,
     children: Vec<Node>,
@@ -107,7 +108,7 @@ impl Mcts {
             unprunable: false,
             path: Vec::new(),
             keys: Vec::new(),
-            priors: eval::Priors::default(),
+            priors: policy::Priors::default(),
             refine_moves: Vec::new(),
             children: Vec::new(),
             batch: batch::Batch::default(),
@@ -501,7 +502,7 @@ impl Mcts {
         if self.refine_moves.len() != usize::from(node.children) {
             return;
         }
-        eval::priors(
+        policy::priors(
             pos,
             &self.refine_moves,
             &self.config.params,
@@ -918,10 +919,10 @@ fn new_children(
     moves: &MoveList,
     params: &SearchParams,
     with_eval: bool,
-    priors: &mut eval::Priors,
+    priors: &mut policy::Priors,
     children: &mut Vec<Node>,
 ) {
-    eval::priors(pos, moves.as_slice(), params, with_eval, priors);
+    policy::priors(pos, moves.as_slice(), params, with_eval, priors);
     children.clear();
     // Highest prior first (ties in generation order): deterministic, and the likely moves
     // are scanned first. The order is found by sorting one integer key per move (the
@@ -1025,8 +1026,8 @@ mod tests {
             );
             let children = root_priors(&searcher);
             let moves: Vec<Move> = children.iter().map(|&(m, _)| m).collect();
-            let mut expected = eval::Priors::default();
-            eval::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
+            let mut expected = policy::Priors::default();
+            policy::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
             for (&(m, got), &want) in children.iter().zip(expected.iter()) {
                 assert!(
                     (got - want).abs() < 1e-6,
