@@ -74,6 +74,35 @@ pub struct QStats {
     pub nodes: u64,
 }
 
+/// What a quiescence search returns: a score, and for a caller that wants it (the evaluation
+/// tuner) the leaf whose evaluation the score is. The engines use plain `i32` scores, for
+/// which the generic search compiles to exactly the code it would be without the trait.
+pub trait QValue: Copy {
+    /// The score in centipawns, from the side to move's point of view.
+    fn score(&self) -> i32;
+    /// A score decided without evaluating a leaf (a win, a loss, a stalemate).
+    fn decided(score: i32) -> Self;
+    /// The same value from the other side's point of view.
+    fn negate(self) -> Self;
+}
+
+impl QValue for i32 {
+    #[inline(always)]
+    fn score(&self) -> i32 {
+        *self
+    }
+
+    #[inline(always)]
+    fn decided(score: i32) -> i32 {
+        score
+    }
+
+    #[inline(always)]
+    fn negate(self) -> i32 {
+        -self
+    }
+}
+
 /// Quiescence search of a leaf whose legal moves are already known: captures with a
 /// non-negative blast balance (all moves when in check), stand pat otherwise.
 pub fn qsearch_root(
@@ -82,17 +111,35 @@ pub fn qsearch_root(
     params: &SearchParams,
     stats: &mut QStats,
 ) -> i32 {
-    qsearch_moves(
+    qsearch_leaves(
         pos,
         moves.as_slice(),
+        params.qsearch_depth,
+        stats,
+        &|p: &Position, _| static_eval(p),
+    )
+}
+
+/// The quiescence search of [`qsearch_root`] (full window, at most `depth` plies) with the
+/// positions it stands pat in valued by `leaf` (given the position and its ply from `pos`).
+/// The evaluation tuner runs it with its own weights and a [`QValue`] that records the leaf.
+pub fn qsearch_leaves<V: QValue>(
+    pos: &Position,
+    moves: &[Move],
+    depth: u32,
+    stats: &mut QStats,
+    leaf: &impl Fn(&Position, u32) -> V,
+) -> V {
+    qsearch_moves(
+        pos,
+        moves,
         pos.is_check(),
         -MATE,
         MATE,
-        params.qsearch_depth,
+        depth,
         0,
-        params,
         stats,
-        &static_eval,
+        leaf,
     )
 }
 
@@ -114,23 +161,20 @@ pub fn qsearch_window(
         beta,
         params.qsearch_depth,
         ply,
-        params,
         stats,
-        leaf,
+        &|p: &Position, _| leaf(p),
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn qsearch(
+fn qsearch<V: QValue>(
     pos: &Position,
     alpha: i32,
     beta: i32,
     depth: u32,
     ply: u32,
-    params: &SearchParams,
     stats: &mut QStats,
-    leaf: &impl Fn(&Position) -> i32,
-) -> i32 {
+    leaf: &impl Fn(&Position, u32) -> V,
+) -> V {
     // Out of check only captures and promotions are searched, and the other moves matter only
     // if there are none: then the position is a stalemate or a stand pat.
     let mut moves = MoveList::new();
@@ -141,7 +185,11 @@ fn qsearch(
         pos.noisy_moves_into(&mut moves);
         if moves.is_empty() {
             stats.nodes += 1;
-            return if pos.has_legal_moves() { leaf(pos) } else { 0 };
+            return if pos.has_legal_moves() {
+                leaf(pos, ply)
+            } else {
+                V::decided(0)
+            };
         }
     }
     qsearch_moves(
@@ -152,14 +200,13 @@ fn qsearch(
         beta,
         depth,
         ply,
-        params,
         stats,
         leaf,
     )
 }
 
 #[allow(clippy::too_many_arguments)]
-fn qsearch_moves(
+fn qsearch_moves<V: QValue>(
     pos: &Position,
     moves: &[Move],
     in_check: bool,
@@ -167,49 +214,39 @@ fn qsearch_moves(
     beta: i32,
     depth: u32,
     ply: u32,
-    params: &SearchParams,
     stats: &mut QStats,
-    leaf: &impl Fn(&Position) -> i32,
-) -> i32 {
+    leaf: &impl Fn(&Position, u32) -> V,
+) -> V {
     stats.nodes += 1;
     if moves.is_empty() {
-        return if in_check { -MATE + ply as i32 } else { 0 };
+        return V::decided(if in_check { -MATE + ply as i32 } else { 0 });
     }
     if moves.iter().any(|&m| wins_at_once(pos, m)) {
-        return MATE - ply as i32 - 1;
+        return V::decided(MATE - ply as i32 - 1);
     }
     if pos.board().king_of(pos.turn()).is_none() {
-        return -MATE + ply as i32;
+        return V::decided(-MATE + ply as i32);
     }
-    let mut best = -MATE + ply as i32;
+    let mut best = V::decided(-MATE + ply as i32);
     if !in_check {
-        let stand = leaf(pos);
-        if stand >= beta || depth == 0 {
+        let stand = leaf(pos, ply);
+        if stand.score() >= beta || depth == 0 {
             return stand;
         }
-        alpha = alpha.max(stand);
+        alpha = alpha.max(stand.score());
         best = stand;
     } else if depth == 0 {
-        return leaf(pos);
+        return leaf(pos, ply);
     }
     let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
-        let score = -qsearch(
-            &child,
-            -beta,
-            -alpha,
-            depth - 1,
-            ply + 1,
-            params,
-            stats,
-            leaf,
-        );
-        if score > best {
-            best = score;
-            if score > alpha {
-                alpha = score;
+        let value = qsearch(&child, -beta, -alpha, depth - 1, ply + 1, stats, leaf).negate();
+        if value.score() > best.score() {
+            best = value;
+            if value.score() > alpha {
+                alpha = value.score();
                 if alpha >= beta {
                     break;
                 }
@@ -221,9 +258,8 @@ fn qsearch_moves(
 
 /// The moves a quiescence node searches, best first: captures by blast balance (only those
 /// that do not lose material unless in check), queen promotions, and when in check every other
-/// move last; ties in generation order. Shared with the evaluation tuner, whose copy of the
-/// quiescence search must visit exactly the engine's leaves.
-pub fn quiescence_moves(
+/// move last; ties in generation order.
+fn quiescence_moves(
     pos: &Position,
     moves: &[Move],
     in_check: bool,
