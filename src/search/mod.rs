@@ -1,18 +1,23 @@
-//! The search: a PUCT Monte-Carlo tree search for atomic chess with an MCTS solver, and an
-//! iterative-deepening alpha-beta search over the same evaluation (the default: it is the
-//! stronger at equal time, docs/ENGINE.md "Session 8").
+//! The search: an iterative-deepening alpha-beta search (the default: the stronger at equal
+//! time, docs/ENGINE.md) and a PUCT Monte-Carlo tree search with a solver, over one atomic
+//! evaluation, behind one interface.
 //!
-//! Layout:
-//! - [`time`]: the pure time manager (clock → soft and hard limits);
+//! The lichess bot and the UCI front drive it through [`Searcher`] and the types re-exported
+//! below only; the search knows nothing about either of them. Layout, each module importing
+//! only those listed before it (plus the rules crate):
 //! - [`params`]: every tunable number, also exposed as UCI spin options;
-//! - [`eval`]: atomic knowledge (blast balance, static evaluation, quiescence, priors);
-//! - `tree`: the node arena;
-//! - `mcts`: the [`Searcher`] (selection, expansion, evaluation, backup, solver, root choice),
-//!   which hands the search to [`alphabeta`] when [`SearchConfig::algorithm`] says so;
-//! - [`alphabeta`]: principal variation search with a transposition table.
-//!
-//! The lichess bot and the UCI front both drive the search through the types below only
-//! (`/work/search-contract.md`). The search knows nothing about either of them.
+//! - [`time`]: the pure time manager (clock → soft and hard limits);
+//! - [`blast`]: atomic tactics (blast balance, king-exploding captures, blast threats);
+//! - [`features`] and [`eval_weights`]: the static evaluation's features and fitted weights;
+//! - [`policy_features`] and [`policy_weights`]: the move priors' features and fitted weights;
+//! - [`eval`]: the static evaluation, win probabilities and the quiescence search;
+//! - [`policy`]: the move priors (softmax of the fitted logits);
+//! - `engine`: what an engine is given and answers ([`SearchConfig`], [`Limits`],
+//!   [`SearchInfo`], [`SearchResult`], [`Proven`], [`SearchStats`]) and the `Engine` trait;
+//! - `alphabeta`: principal variation search with a transposition table, move ordering and
+//!   correction histories; `mcts` (with `tree`, the node arena): selection, expansion,
+//!   evaluation, backup, the solver and batched leaf parallelism;
+//! - `searcher`: the [`Searcher`], which runs the engine [`SearchConfig::algorithm`] names.
 
 mod alphabeta;
 pub mod blast;
