@@ -12,7 +12,7 @@ use super::params::SearchParams;
 /// Which search a `Searcher` runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Algorithm {
-    /// Iterative-deepening alpha-beta ([`alphabeta`]).
+    /// Iterative-deepening alpha-beta (the `alphabeta` engine).
     #[default]
     AlphaBeta,
     /// The PUCT Monte-Carlo tree search with its solver.
