@@ -22,15 +22,14 @@
 //! regenerates the committed `eval_weights.rs` (about 3 minutes).
 
 use atomic_bot::search::SearchParams;
-use atomic_bot::search::eval::QStats;
 use atomic_bot::search::eval::{
-    MATE, MATE_BOUND, lone_unit_draw, qsearch_root, quiescence_moves, wins_at_once,
+    MATE_BOUND, QStats, QValue, lone_unit_draw, qsearch_leaves, qsearch_root,
 };
 use atomic_bot::search::eval_weights::WEIGHTS;
 use atomic_bot::search::features::{
     self, FEATURES, FeatureSink, GROUPS, MATERIAL, MAX_PHASE, STM_TEMPO, WEIGHT_SCALE, Weights,
 };
-use atomic_chess::{Color, Move, MoveList, Position};
+use atomic_chess::{Color, Position};
 
 /// One labelled position.
 struct Sample {
@@ -131,7 +130,8 @@ fn main() {
     } else {
         material_only()
     };
-    // Our qsearch copy must agree with the engine's on the compiled-in weights.
+    // With the compiled-in weights the leaf search must score as the engine's quiescence: the
+    // plain evaluation and the engine's packed one agree.
     let mut stats = QStats::default();
     let mismatches = samples
         .iter()
@@ -201,29 +201,52 @@ fn material_only() -> Weights {
     w
 }
 
-/// The engine's leaf quiescence search (`eval::qsearch_root`), with `weights` and returning
-/// the leaf whose evaluation is the score: (score, leaf and whether its side to move is the
-/// root's), or no leaf for a decided score.
+/// A quiescence result that remembers its leaf: the position whose evaluation the score is
+/// and its ply, or none for a decided score.
+#[derive(Clone, Copy)]
+struct Found {
+    score: i32,
+    leaf: Option<(Position, u32)>,
+}
+
+impl QValue for Found {
+    fn score(&self) -> i32 {
+        self.score
+    }
+
+    fn decided(score: i32) -> Found {
+        Found { score, leaf: None }
+    }
+
+    fn negate(self) -> Found {
+        Found {
+            score: -self.score,
+            leaf: self.leaf,
+        }
+    }
+}
+
+/// The engine's leaf quiescence search (`eval::qsearch_root`, the same code) with `weights`,
+/// returning the leaf whose evaluation is the score: (score, leaf and whether its side to move
+/// is the root's), or no leaf for a decided score.
 fn leaf_search(
     pos: &Position,
     weights: &Weights,
     params: &SearchParams,
 ) -> (i32, Option<(Position, bool)>) {
     let moves = pos.legal_moves();
-    let (score, leaf) = qs_moves(
+    let found = qsearch_leaves(
         pos,
         moves.as_slice(),
-        pos.is_check(),
-        -MATE,
-        MATE,
         params.qsearch_depth,
-        0,
-        weights,
+        &mut QStats::default(),
+        &|leaf: &Position, ply| Found {
+            score: evaluate(leaf, weights),
+            leaf: Some((*leaf, ply)),
+        },
     );
-    (score, leaf.map(|(p, ply)| (p, ply % 2 == 0)))
+    (found.score, found.leaf.map(|(p, ply)| (p, ply % 2 == 0)))
 }
-
-type Found = (i32, Option<(Position, u32)>);
 
 /// The engine's static evaluation under weights `w`: the linear model, except that a lone
 /// unit against a bare king is a draw (`eval::static_eval`).
@@ -233,74 +256,6 @@ fn evaluate(pos: &Position, w: &Weights) -> i32 {
     } else {
         features::evaluate(pos, w)
     }
-}
-
-fn qs(pos: &Position, alpha: i32, beta: i32, depth: u32, ply: u32, w: &Weights) -> Found {
-    let mut moves = MoveList::new();
-    let in_check = pos.is_check();
-    if in_check {
-        pos.legal_moves_into(&mut moves);
-    } else {
-        pos.noisy_moves_into(&mut moves);
-        if moves.is_empty() {
-            return if pos.has_legal_moves() {
-                (evaluate(pos, w), Some((*pos, ply)))
-            } else {
-                (0, None)
-            };
-        }
-    }
-    qs_moves(pos, moves.as_slice(), in_check, alpha, beta, depth, ply, w)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn qs_moves(
-    pos: &Position,
-    moves: &[Move],
-    in_check: bool,
-    mut alpha: i32,
-    beta: i32,
-    depth: u32,
-    ply: u32,
-    w: &Weights,
-) -> Found {
-    if moves.is_empty() {
-        return (if in_check { -MATE + ply as i32 } else { 0 }, None);
-    }
-    if moves.iter().any(|&m| wins_at_once(pos, m)) {
-        return (MATE - ply as i32 - 1, None);
-    }
-    if pos.board().king_of(pos.turn()).is_none() {
-        return (-MATE + ply as i32, None);
-    }
-    let mut best: Found = (-MATE + ply as i32, None);
-    if !in_check {
-        let stand = evaluate(pos, w);
-        if stand >= beta || depth == 0 {
-            return (stand, Some((*pos, ply)));
-        }
-        alpha = alpha.max(stand);
-        best = (stand, Some((*pos, ply)));
-    } else if depth == 0 {
-        return (evaluate(pos, w), Some((*pos, ply)));
-    }
-    let candidates = quiescence_moves(pos, moves, in_check);
-    for &(_, m) in &candidates {
-        let mut child = *pos;
-        child.play_unchecked(m);
-        let (score, leaf) = qs(&child, -beta, -alpha, depth - 1, ply + 1, w);
-        let score = -score;
-        if score > best.0 {
-            best = (score, leaf);
-            if score > alpha {
-                alpha = score;
-                if alpha >= beta {
-                    break;
-                }
-            }
-        }
-    }
-    best
 }
 
 fn leaves_of(samples: &[Sample], weights: &Weights, params: &SearchParams) -> Vec<Leaf> {

@@ -32,16 +32,8 @@ pub struct Budget {
     pub threads: usize,
 }
 
-/// A proven game result from the side to move's view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proven {
-    /// We win by force.
-    Win,
-    /// We lose by force.
-    Loss,
-    /// Forced draw.
-    Draw,
-}
+/// A proven game result from the side to move's view: the search's own.
+pub use crate::search::Proven;
 
 /// The answer of a picker.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -175,7 +167,7 @@ impl MovePicker for SimplePicker {
         }
         let (score, _, mv) = best;
         let (win_probability, proven) = if score >= 100_000 {
-            (1.0, Some(Proven::Win))
+            (1.0, Some(Proven::Win(1)))
         } else if score <= -50_000 + 200 {
             (0.05, None)
         } else {
@@ -225,11 +217,7 @@ impl MovePicker for SearcherPicker {
         Some(Pick {
             mv: result.best_move?,
             win_probability: result.win_probability,
-            proven: result.proven.map(|p| match p {
-                search::Proven::Win(_) => Proven::Win,
-                search::Proven::Loss(_) => Proven::Loss,
-                search::Proven::Draw => Proven::Draw,
-            }),
+            proven: result.proven,
         })
     }
 
@@ -318,7 +306,7 @@ mod tests {
         };
         let pick = SimplePicker::default().pick(&game, &budget, &stop).unwrap();
         assert_eq!(pick.mv.to_string(), "g5f7");
-        assert_eq!(pick.proven, Some(Proven::Win));
+        assert_eq!(pick.proven, Some(Proven::Win(1)));
     }
 
     #[test]

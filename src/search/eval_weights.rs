@@ -120,3 +120,63 @@ pub const WEIGHTS: Weights = Weights {
         702, 1079, 2456,
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use atomic_chess::Position;
+
+    use super::*;
+    use crate::search::features::{PackedWeights, evaluate, evaluate_packed};
+
+    /// Positions along pseudo-random games from a few openings and middle games.
+    fn positions() -> Vec<Position> {
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r1bqkb1r/pppp1ppp/2n1pn2/8/3P4/2N1PN2/PPP2PPP/R1BQKB1R w KQkq - 1 4",
+            "rn2k2r/pp5p/2p3pn/1B1p4/Pb1PPp2/2N5/1PP3PP/R1B1K2R w KQkq - 0 14",
+        ];
+        let mut out = Vec::new();
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        for fen in fens {
+            for _ in 0..20 {
+                let mut pos = Position::from_fen(fen).expect("valid FEN");
+                for _ in 0..60 {
+                    out.push(pos);
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    pos.play_unchecked(moves[(rng % moves.len() as u64) as usize]);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn packed_weights_evaluate_exactly_as_the_plain_ones() {
+        let packed = PackedWeights::new(&WEIGHTS);
+        // Extreme weights too: the packing must not depend on the fitted values being small.
+        let mut extreme = WEIGHTS.clone();
+        for (i, (mg, eg)) in extreme.mg.iter_mut().zip(extreme.eg.iter_mut()).enumerate() {
+            *mg = if i % 2 == 0 { 40_000 } else { -40_000 };
+            *eg = if i % 3 == 0 { -40_000 } else { 40_000 };
+        }
+        let packed_extreme = PackedWeights::new(&extreme);
+        for pos in positions() {
+            assert_eq!(
+                evaluate_packed(&pos, &packed),
+                evaluate(&pos, &WEIGHTS),
+                "{pos:?}"
+            );
+            assert_eq!(
+                evaluate_packed(&pos, &packed_extreme),
+                evaluate(&pos, &extreme),
+                "{pos:?}"
+            );
+        }
+    }
+}

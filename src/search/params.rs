@@ -14,12 +14,6 @@ pub struct SearchParams {
     /// Softmax temperature of the policy (higher = flatter priors). The fitted logits are
     /// calibrated at 1; the search is strongest with flatter priors (2.0; docs/ENGINE.md).
     pub policy_temperature: f32,
-    /// Weight of the implicit minimax value against the Monte-Carlo mean in selection (0..1).
-    /// Default 0: every weight tried lost Elo (docs/ENGINE.md); proofs still back up exactly.
-    pub minimax_weight: f32,
-    /// Nodes with fewer visits use the Monte-Carlo mean alone even with a minimax weight: the
-    /// max over a few visited children is a biased, pessimistic estimate.
-    pub minimax_visits: u32,
     /// Centipawns per logit when a score is mapped to a win probability.
     pub eval_scale: f32,
     /// Maximum plies of the leaf quiescence search.
@@ -37,11 +31,6 @@ pub struct SearchParams {
     pub random_plies: u32,
     /// Extension factor of the soft time limit when the best move is unstable.
     pub time_extension: f32,
-    /// Smart pruning: stop before the soft limit once the most visited root move leads the
-    /// second by more than this many times the playouts still affordable (0 = never). Off by
-    /// default: the time it saved was never spent (atomic games end with the clock half full),
-    /// and without it the engine scored 69.5 % against 59 % with it (docs/ENGINE.md).
-    pub smart_pruning: f32,
     /// Alpha-beta: no new iteration is started after this fraction of the soft time limit
     /// (the next one would take two to three times the time of all before it).
     pub ab_time_fraction: f32,
@@ -60,9 +49,6 @@ pub struct SearchParams {
     pub ab_rfp_margin: i32,
     /// Alpha-beta: futility margin per ply for quiet moves (centipawns).
     pub ab_futility_margin: i32,
-    /// Alpha-beta: the null move's reduction grows by a ply per this much static evaluation
-    /// above beta (0 = off).
-    pub ab_null_eval_div: i32,
     /// Alpha-beta: checks are extended by a ply (1) or not (0).
     pub ab_check_extension: i32,
     /// Alpha-beta: late move pruning keeps `AbLmpBase + depth²` quiet moves at depth
@@ -72,9 +58,6 @@ pub struct SearchParams {
     /// Alpha-beta: use whether the static evaluation improved on two plies before in reverse
     /// futility, late move pruning and reductions (1) or not (0).
     pub ab_improving: i32,
-    /// Alpha-beta: weight of the continuation histories (the moves one and two plies before)
-    /// in the ordering of quiet moves (0 = off).
-    pub ab_cont_weight: i32,
     /// Alpha-beta: scale the time by the best move's stability and the score's trend (1) or
     /// not (0). On since session 13: 45.8 % against 42.5 % at equal time against
     /// Fairy-Stockfish, 200 games each side by side (docs/ENGINE.md): it spends less on settled
@@ -102,17 +85,6 @@ pub struct SearchParams {
     pub ab_rfp_depth: i32,
     /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
     pub ab_null_depth_div: i32,
-    /// Alpha-beta: extra plies of late move reduction at expected cut nodes.
-    pub ab_cut_reduction: i32,
-    /// Alpha-beta: captures that lose material by their blast balance are reduced like
-    /// quiet moves (1) or never (0).
-    pub ab_capture_lmr: i32,
-    /// Alpha-beta: quiet moves that give check are reduced too, a ply less than other quiet
-    /// moves (1), or never (0).
-    pub ab_check_lmr: i32,
-    /// Alpha-beta: plies more of reduction for quiet moves when the table move is a capture
-    /// (the position is then most likely decided by that capture).
-    pub ab_tt_capture_lmr: i32,
     /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The
     /// table move is extended a ply when every other move, searched at half depth, falls short
     /// of its score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
@@ -122,10 +94,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta: late move pruning keeps `(5 + depth²) / (3 − improving)` quiet moves
-    /// (Fairy-Stockfish's count for atomic) instead of `(AbLmpBase + depth²)`, halved when
-    /// not improving (1), or the latter (0).
-    pub ab_lmp_strict: i32,
 }
 
 impl SearchParams {
@@ -155,8 +123,6 @@ impl Default for SearchParams {
             cpuct: 1.3,
             fpu_reduction: 0.25,
             policy_temperature: 2.0,
-            minimax_weight: 0.0,
-            minimax_visits: 64,
             eval_scale: 208.0,
             qsearch_depth: 8,
             prior_eval: 1.0,
@@ -164,7 +130,6 @@ impl Default for SearchParams {
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
-            smart_pruning: 0.0,
             ab_time_fraction: 0.6,
             ab_lmr_div: 1.75,
             ab_lmr_base: 0.75,
@@ -172,11 +137,9 @@ impl Default for SearchParams {
             ab_iir_depth: 4,
             ab_rfp_margin: 150,
             ab_futility_margin: 200,
-            ab_null_eval_div: 0,
             ab_check_extension: 1,
             ab_lmp_base: 4,
             ab_improving: 1,
-            ab_cont_weight: 0,
             ab_time_stability: 1,
             ab_threat_extension: 1,
             ab_corr_pawn: 200,
@@ -187,14 +150,9 @@ impl Default for SearchParams {
             ab_futility_depth: 2,
             ab_rfp_depth: 3,
             ab_null_depth_div: 4,
-            ab_cut_reduction: 0,
-            ab_capture_lmr: 0,
-            ab_check_lmr: 0,
-            ab_tt_capture_lmr: 0,
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_lmp_strict: 0,
         }
     }
 }
@@ -251,8 +209,6 @@ pub const PARAMS: &[ParamSpec] = &[
         100.0,
         f32
     ),
-    spec!("MinimaxWeight", minimax_weight, 0, 100, 100.0, f32),
-    spec!("MinimaxVisits", minimax_visits, 0, 1_000_000, 1.0, u32),
     spec!("EvalScale", eval_scale, 50, 2000, 1.0, f32),
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
@@ -260,7 +216,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),
-    spec!("SmartPruning", smart_pruning, 0, 1000, 100.0, f32),
     spec!("AbTimeFraction", ab_time_fraction, 10, 200, 100.0, f32),
     spec!("AbLmrDiv", ab_lmr_div, 0, 1000, 100.0, f32),
     spec!("AbLmrBase", ab_lmr_base, -200, 300, 100.0, f32),
@@ -268,11 +223,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbIirDepth", ab_iir_depth, 0, 64, 1.0, i32),
     spec!("AbRfpMargin", ab_rfp_margin, 0, 2000, 1.0, i32),
     spec!("AbFutilityMargin", ab_futility_margin, 0, 2000, 1.0, i32),
-    spec!("AbNullEvalDiv", ab_null_eval_div, 0, 2000, 1.0, i32),
     spec!("AbCheckExtension", ab_check_extension, 0, 1, 1.0, i32),
     spec!("AbLmpBase", ab_lmp_base, 0, 64, 1.0, i32),
     spec!("AbImproving", ab_improving, 0, 1, 1.0, i32),
-    spec!("AbContWeight", ab_cont_weight, 0, 64, 1.0, i32),
     spec!("AbTimeStability", ab_time_stability, 0, 1, 1.0, i32),
     spec!("AbThreatExtension", ab_threat_extension, 0, 1, 1.0, i32),
     spec!("AbCorrPawn", ab_corr_pawn, 0, 400, 1.0, i32),
@@ -283,14 +236,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
     spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
-    spec!("AbCutReduction", ab_cut_reduction, 0, 4, 1.0, i32),
-    spec!("AbCaptureLmr", ab_capture_lmr, 0, 1, 1.0, i32),
-    spec!("AbCheckLmr", ab_check_lmr, 0, 1, 1.0, i32),
-    spec!("AbTtCaptureLmr", ab_tt_capture_lmr, 0, 3, 1.0, i32),
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbLmpStrict", ab_lmp_strict, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

@@ -57,9 +57,6 @@ pub struct Node {
     pub visits: u32,
     /// Mean playout value (Monte-Carlo mean).
     pub q: f32,
-    /// Implicit minimax value: the leaf evaluation backed up by max/min over children, so that
-    /// a single refutation is not averaged away (Lanctot et al. 2014).
-    pub minimax: f32,
     /// Prior probability from the policy.
     pub prior: f32,
 }
@@ -74,7 +71,6 @@ impl Node {
             proof: Proof::Unknown,
             visits: 0,
             q: 0.0,
-            minimax: 0.0,
             prior,
         }
     }

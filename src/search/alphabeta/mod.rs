@@ -28,8 +28,11 @@ use std::time::Instant;
 
 use atomic_chess::{Color, Game, Move, Position};
 
+use super::engine::{
+    Engine, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
+};
 use super::eval::{self, MATE, MATE_BOUND, QStats};
-use super::{Limits, Proven, Score, SearchInfo, SearchParams, SearchResult};
+use super::params::SearchParams;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
@@ -63,6 +66,8 @@ struct RootMove {
 /// The alpha-beta searcher. Keeps its transposition table and history between searches.
 pub struct AlphaBeta {
     table: Table,
+    /// The table's size (the UCI `Hash`).
+    hash_mb: usize,
     ordering: Ordering,
     correction: Correction,
     params: SearchParams,
@@ -80,9 +85,6 @@ pub struct AlphaBeta {
     pv_len: [usize; MAX_PLY],
     /// Static evaluation per ply of the current line (`-MATE` in check).
     evals: [i32; MAX_PLY],
-    /// (piece, destination) of the move played at each ply of the current line, offset by
-    /// two so that the root's "previous moves" are `NO_PIECE_TO`.
-    stack: [usize; MAX_PLY + 2],
     root_moves: Vec<RootMove>,
     /// The move a singular-extension search leaves out at each ply (`None` outside one).
     excluded: [Option<Move>; MAX_PLY],
@@ -90,16 +92,58 @@ pub struct AlphaBeta {
     root_depth: i32,
     /// Late move reductions by depth and moves searched (from the parameters).
     lmr: Box<[[u8; 64]; 64]>,
+    /// The selective depth the last search reported.
+    last_seldepth: u32,
+}
+
+impl Engine for AlphaBeta {
+    /// A new `hash_mb` starts afresh (table, history and corrections); new parameters are
+    /// taken at the next search.
+    fn set_config(&mut self, config: &SearchConfig) {
+        if config.hash_mb != self.hash_mb {
+            *self = AlphaBeta::new(config);
+        }
+        self.set_params(&config.params);
+    }
+
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        lines: usize,
+        random: Option<u64>,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.run_search(game, limits, stop, lines, random, on_info)
+    }
+
+    /// Forgets the table and the history (a new game).
+    fn clear(&mut self) {
+        self.table.clear();
+        self.ordering.clear();
+        self.correction.clear();
+    }
+
+    fn stats(&self) -> SearchStats {
+        SearchStats {
+            playouts: self.nodes(),
+            positions: self.nodes(),
+            max_depth: self.last_seldepth,
+            ..SearchStats::default()
+        }
+    }
 }
 
 impl AlphaBeta {
-    /// A searcher whose table uses about `hash_mb` MiB.
-    pub fn new(hash_mb: usize) -> AlphaBeta {
+    /// A searcher whose table uses about `config.hash_mb` MiB.
+    pub fn new(config: &SearchConfig) -> AlphaBeta {
         AlphaBeta {
-            table: Table::new(hash_mb),
+            table: Table::new(config.hash_mb),
+            hash_mb: config.hash_mb,
             ordering: Ordering::default(),
             correction: Correction::default(),
-            params: SearchParams::default(),
+            params: config.params.clone(),
             keys: Vec::new(),
             nodes: 0,
             qstats: QStats::default(),
@@ -109,19 +153,20 @@ impl AlphaBeta {
             pv: vec![[None; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             evals: [0; MAX_PLY],
-            stack: [ordering::NO_PIECE_TO; MAX_PLY + 2],
             root_moves: Vec::new(),
             excluded: [None; MAX_PLY],
             root_depth: 0,
-            lmr: lmr_table(&SearchParams::default()),
+            lmr: lmr_table(&config.params),
+            last_seldepth: 0,
         }
     }
 
-    /// Forgets the table and the history (a new game).
-    pub fn clear(&mut self) {
-        self.table.clear();
-        self.ordering.clear();
-        self.correction.clear();
+    /// Takes new parameters (the reduction table follows them).
+    fn set_params(&mut self, params: &SearchParams) {
+        if self.params != *params {
+            self.params = params.clone();
+            self.lmr = lmr_table(params);
+        }
     }
 
     /// Positions visited by the last search (tree and quiescence nodes).
@@ -132,23 +177,16 @@ impl AlphaBeta {
     /// Searches the game's position by iterative deepening until a limit is reached or `stop`
     /// is set. `lines` is the UCI MultiPV; `random` (a random number) asks for a random pick
     /// among near-equal moves (an opening not to be farmed).
-    #[allow(clippy::too_many_arguments)]
-    pub fn search(
+    fn run_search(
         &mut self,
         game: &Game,
         limits: &Limits,
         stop: &AtomicBool,
-        params: &SearchParams,
         lines: usize,
         random: Option<u64>,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         let start = Instant::now();
-        if self.params != *params {
-            self.params = params.clone();
-            self.lmr = lmr_table(params);
-        }
-        self.ordering.cont_weight = params.ab_cont_weight;
         self.nodes = 0;
         self.qstats = QStats::default();
         self.aborted = false;
@@ -362,7 +400,6 @@ impl AlphaBeta {
             let mut child = *root;
             child.play_unchecked(mv);
             self.keys.push(child.zobrist());
-            self.stack[2] = ordering::piece_to(root.turn(), mv);
             // Scores are compared with the move's bonus: search the child against shifted bounds.
             let (lo, hi) = (bar - bonus, beta - bonus);
             let mut score = if i < lines {
@@ -419,13 +456,14 @@ impl AlphaBeta {
     }
 
     fn result(
-        &self,
+        &mut self,
         best_move: Option<Move>,
         ponder_move: Option<Move>,
         info: SearchInfo,
         score: i32,
         root: &Position,
     ) -> SearchResult {
+        self.last_seldepth = info.seldepth;
         // Only exact facts are reported as proven: a king-exploding capture now, or no move.
         // Deeper mate scores can rest on pruned moves and are shown, not claimed.
         let proven = match best_move {
@@ -434,17 +472,8 @@ impl AlphaBeta {
             None => Some(Proven::Draw),
             Some(_) => None,
         };
-        let win_probability = proven.map_or_else(
-            || eval::win_probability(score, self.params.eval_scale),
-            Proven::win_probability,
-        );
-        SearchResult {
-            best_move,
-            ponder_move,
-            info,
-            win_probability,
-            proven,
-        }
+        let estimate = eval::win_probability(score, self.params.eval_scale);
+        SearchResult::new(best_move, ponder_move, info, proven, estimate)
     }
 
     fn info(
@@ -458,15 +487,14 @@ impl AlphaBeta {
         let time = start.elapsed();
         let nodes = self.nodes();
         let p = eval::win_probability(score, self.params.eval_scale);
-        let win = (p * 1000.0).round() as u32;
         SearchInfo {
             depth,
             seldepth: (self.seldepth as u32).max(depth),
             nodes,
-            nps: (nodes as f64 / time.as_secs_f64().max(1e-6)) as u64,
+            nps: SearchInfo::rate(nodes, time),
             time,
             score: score_of(score),
-            wdl: (win, 0, 1000 - win.min(1000)),
+            wdl: SearchInfo::wdl(p),
             pv,
             hashfull: self.table.permille_full(),
             multipv,

@@ -20,7 +20,8 @@ impl AlphaBeta {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
     /// `cut_node`: a zero-window node expected to fail high (the child of a reduced search
-    /// or the first child of an expected all-node), where reductions can be stronger.
+    /// or the first child of an expected all-node), where a table move that is not singular
+    /// is searched shallower.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn node(
         &mut self,
@@ -159,12 +160,8 @@ impl AlphaBeta {
                 return static_eval;
             }
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
-                let mut reduction = 3 + depth / self.params.ab_null_depth_div;
-                if self.params.ab_null_eval_div > 0 {
-                    reduction += ((static_eval - beta) / self.params.ab_null_eval_div).min(3);
-                }
+                let reduction = 3 + depth / self.params.ab_null_depth_div;
                 let null = pos.null_move();
-                self.stack[ply + 2] = super::ordering::NO_PIECE_TO;
                 self.keys.push(null.zobrist());
                 let s = -self.node(
                     ctx,
@@ -231,12 +228,11 @@ impl AlphaBeta {
             }
         }
 
-        let prev = [self.stack[ply + 1], self.stack[ply]];
         // The keys apart from the moves: the scan for the next best is then over a dense
         // array of `i32`, which the compiler vectorises.
         let mut keys: arrayvec::ArrayVec<i32, 256> = moves
             .iter()
-            .map(|&m| self.ordering.key(pos, m, table_move, ply, prev))
+            .map(|&m| self.ordering.key(pos, m, table_move, ply))
             .collect();
         let original_alpha = alpha;
         let mut best = -MATE;
@@ -281,17 +277,12 @@ impl AlphaBeta {
                 {
                     continue;
                 }
-                let lmp = if self.params.ab_lmp_strict > 0 {
-                    (5 + depth * depth) / (2 + not_improving)
-                } else {
-                    (self.params.ab_lmp_base + depth * depth) >> not_improving
-                };
+                let lmp = (self.params.ab_lmp_base + depth * depth) >> not_improving;
                 if depth <= self.params.ab_lmp_depth && searched >= lmp as usize {
                     continue;
                 }
             }
             self.keys.push(child.zobrist());
-            self.stack[ply + 2] = super::ordering::piece_to(pos.turn(), m);
             let extension = if Some(m) == table_move {
                 table_extension
             } else {
@@ -311,21 +302,13 @@ impl AlphaBeta {
                 )
             } else {
                 let mut reduction = 0;
-                let lmr_quiet = quiet && (!gives_check || self.params.ab_check_lmr > 0);
-                let lmr_capture = self.params.ab_capture_lmr > 0 && m.is_capture() && keys[i] < 0;
-                let reducible = depth >= 3 && !in_check && (lmr_quiet || lmr_capture);
+                // Late move reductions: quiet moves that do not give check.
+                let reducible = depth >= 3 && !in_check && quiet && !gives_check;
                 if reducible {
-                    reduction = i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
+                    reduction = (i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
-                        + not_improving
-                        - i32::from(quiet && gives_check);
-                    if cut_node {
-                        reduction += self.params.ab_cut_reduction;
-                    }
-                    if quiet && table_move.is_some_and(|t| t.is_capture()) {
-                        reduction += self.params.ab_tt_capture_lmr;
-                    }
-                    reduction = reduction.clamp(0, depth - 2);
+                        + not_improving)
+                        .clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
                     ctx,
@@ -373,7 +356,7 @@ impl AlphaBeta {
                     if alpha >= beta {
                         if quiet {
                             self.ordering
-                                .reward(pos.turn(), m, &failed_quiets, depth, ply, prev);
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
                         }
                         break;
                     }

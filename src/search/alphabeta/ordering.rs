@@ -21,22 +21,10 @@ const BAD_CAPTURE: i32 = -3_000_000;
 /// History scores stay within ± this, below the killers.
 const HISTORY_MAX: i32 = 1_000_000;
 
-/// Continuation histories are kept within ± this.
-const CONT_MAX: i32 = 16_000;
-/// (piece, destination) pairs: the key of a move in the continuation histories.
-pub const PIECE_TO: usize = 2 * 6 * 64;
-/// "No move" in the move stack (the root's parent, a null move).
-pub const NO_PIECE_TO: usize = PIECE_TO;
-
-/// Killer moves per ply, the history table (side, from, to) and the continuation histories
-/// (the move one and two plies before, as (piece, destination), then this move's).
+/// Killer moves per ply and the history table (side, from, to).
 pub struct Ordering {
     killers: Vec<[Option<Move>; 2]>,
     history: Vec<i32>,
-    /// Indexed `previous * PIECE_TO + current`, with a zero row for `NO_PIECE_TO`.
-    cont: [Vec<i16>; 2],
-    /// Weight of the continuation histories in the ordering key (0 = off).
-    pub cont_weight: i32,
 }
 
 impl Default for Ordering {
@@ -44,11 +32,6 @@ impl Default for Ordering {
         Ordering {
             killers: vec![[None; 2]; MAX_PLY],
             history: vec![0; 2 * 64 * 64],
-            cont: [
-                vec![0; (PIECE_TO + 1) * PIECE_TO],
-                vec![0; (PIECE_TO + 1) * PIECE_TO],
-            ],
-            cont_weight: 0,
         }
     }
 }
@@ -57,19 +40,11 @@ fn index(side: Color, m: Move) -> usize {
     (side as usize * 64 + m.from().index()) * 64 + m.to().index()
 }
 
-/// A move's (piece, destination) key for the continuation histories.
-pub fn piece_to(side: Color, m: Move) -> usize {
-    (side as usize * 6 + m.role().index()) * 64 + m.to().index()
-}
-
 impl Ordering {
     /// A new game: forget everything.
     pub fn clear(&mut self) {
         self.killers.fill([None; 2]);
         self.history.fill(0);
-        for c in &mut self.cont {
-            c.fill(0);
-        }
     }
 
     /// A new search: killers are positional, so they go; the history fades.
@@ -78,26 +53,10 @@ impl Ordering {
         for h in self.history.iter_mut() {
             *h /= 8;
         }
-        // Off, they are never written: skip the 1.2 M entries.
-        if self.cont_weight != 0 {
-            for c in &mut self.cont {
-                for h in c.iter_mut() {
-                    *h /= 2;
-                }
-            }
-        }
     }
 
-    /// The ordering key of `m` at a node `ply` plies deep (higher first); `prev` holds the
-    /// (piece, destination) keys of the moves one and two plies before.
-    pub fn key(
-        &self,
-        pos: &Position,
-        m: Move,
-        table_move: Option<Move>,
-        ply: usize,
-        prev: [usize; 2],
-    ) -> i32 {
+    /// The ordering key of `m` at a node `ply` plies deep (higher first).
+    pub fn key(&self, pos: &Position, m: Move, table_move: Option<Move>, ply: usize) -> i32 {
         if Some(m) == table_move {
             return TABLE_MOVE;
         }
@@ -119,30 +78,12 @@ impl Ordering {
         if killers[1] == Some(m) {
             return KILLER - 1;
         }
-        self.history[index(pos.turn(), m)] + self.cont_weight * self.cont_score(pos.turn(), m, prev)
-    }
-
-    /// The sum of the continuation histories of the quiet move `m` after `prev`.
-    pub fn cont_score(&self, side: Color, m: Move, prev: [usize; 2]) -> i32 {
-        if self.cont_weight == 0 {
-            return 0;
-        }
-        let cur = piece_to(side, m);
-        i32::from(self.cont[0][prev[0] * PIECE_TO + cur])
-            + i32::from(self.cont[1][prev[1] * PIECE_TO + cur])
+        self.history[index(pos.turn(), m)]
     }
 
     /// A quiet move caused a cut-off: it becomes the ply's first killer and gains history;
     /// the quiet moves tried before it (`failed`) lose some.
-    pub fn reward(
-        &mut self,
-        side: Color,
-        m: Move,
-        failed: &[Move],
-        depth: i32,
-        ply: usize,
-        prev: [usize; 2],
-    ) {
+    pub fn reward(&mut self, side: Color, m: Move, failed: &[Move], depth: i32, ply: usize) {
         let killers = &mut self.killers[ply.min(MAX_PLY - 1)];
         if killers[0] != Some(m) {
             killers[1] = killers[0];
@@ -155,35 +96,12 @@ impl Ordering {
             let h = &mut self.history[index(side, q)];
             *h = (*h - bonus).max(-HISTORY_MAX);
         }
-        if self.cont_weight == 0 {
-            return;
-        }
-        for (k, &p) in prev.iter().enumerate() {
-            if p == NO_PIECE_TO {
-                continue;
-            }
-            let row = p * PIECE_TO;
-            update(&mut self.cont[k][row + piece_to(side, m)], bonus);
-            for &q in failed {
-                update(&mut self.cont[k][row + piece_to(side, q)], -bonus);
-            }
-        }
     }
-}
-
-/// Moves a continuation history entry towards ± `CONT_MAX` by `bonus` (gravity: the closer
-/// to the bound, the smaller the step).
-fn update(entry: &mut i16, bonus: i32) {
-    let e = i32::from(*entry);
-    let b = bonus * 32;
-    *entry = (e + b - e * b.abs() / CONT_MAX).clamp(-CONT_MAX, CONT_MAX) as i16;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const NONE: [usize; 2] = [NO_PIECE_TO; 2];
 
     #[test]
     fn table_move_then_winning_captures_then_killers_then_history() {
@@ -193,13 +111,13 @@ mod tests {
         let quiet = pos.parse_uci("e1f1").unwrap();
         let other = pos.parse_uci("e1d1").unwrap();
         let mut o = Ordering::default();
-        assert!(o.key(&pos, capture, None, 0, NONE) > o.key(&pos, quiet, None, 0, NONE));
-        assert_eq!(o.key(&pos, quiet, Some(quiet), 0, NONE), TABLE_MOVE);
-        o.reward(Color::White, quiet, &[other], 4, 3, NONE);
-        assert_eq!(o.key(&pos, quiet, None, 3, NONE), KILLER);
-        assert_eq!(o.key(&pos, quiet, None, 2, NONE), 16);
-        assert_eq!(o.key(&pos, other, None, 2, NONE), -16);
+        assert!(o.key(&pos, capture, None, 0) > o.key(&pos, quiet, None, 0));
+        assert_eq!(o.key(&pos, quiet, Some(quiet), 0), TABLE_MOVE);
+        o.reward(Color::White, quiet, &[other], 4, 3);
+        assert_eq!(o.key(&pos, quiet, None, 3), KILLER);
+        assert_eq!(o.key(&pos, quiet, None, 2), 16);
+        assert_eq!(o.key(&pos, other, None, 2), -16);
         o.new_search();
-        assert_eq!(o.key(&pos, quiet, None, 3, NONE), 2);
+        assert_eq!(o.key(&pos, quiet, None, 3), 2);
     }
 }

@@ -42,9 +42,10 @@ use std::thread::Thread;
 
 use atomic_chess::{Move, MoveList, Position};
 
-use super::{Leaf, Searcher, evaluate_leaf, new_children};
+use super::{Leaf, Mcts, evaluate_leaf, new_children};
 use crate::search::SearchParams;
-use crate::search::eval::{self, QStats};
+use crate::search::eval::QStats;
+use crate::search::policy;
 use crate::search::tree::{Node, NodeId, Proof, ROOT};
 
 /// Playouts per batch and thread.
@@ -86,7 +87,7 @@ struct Job {
     /// `Refine`: the moves of the children, in their order.
     moves: Vec<Move>,
     /// `Refine`: their new priors.
-    refined: eval::Priors,
+    refined: policy::Priors,
 }
 
 impl Job {
@@ -102,7 +103,7 @@ impl Job {
             children: Vec::new(),
             child: None,
             moves: Vec::new(),
-            refined: eval::Priors::default(),
+            refined: policy::Priors::default(),
         }
     }
 
@@ -139,7 +140,7 @@ impl Job {
                     self.keys.pop();
                 }
             }
-            Work::Refine => eval::priors(&self.pos, &self.moves, params, true, &mut self.refined),
+            Work::Refine => policy::priors(&self.pos, &self.moves, params, true, &mut self.refined),
         }
     }
 }
@@ -157,7 +158,7 @@ fn first_choice(children: &[Node]) -> usize {
 /// Scratch buffers of one thread.
 #[derive(Default)]
 struct Scratch {
-    priors: eval::Priors,
+    priors: policy::Priors,
     moves: MoveList,
     qstats: QStats,
     /// Repetition keys of a child the search thread evaluates itself.
@@ -363,7 +364,7 @@ pub(super) struct Batch {
     refining: Vec<(NodeId, usize)>,
 }
 
-impl Searcher {
+impl Mcts {
     /// Up to `size` playouts as one batch on the crew's threads (see the module doc).
     pub(super) fn batch(
         &mut self,
@@ -510,7 +511,7 @@ impl Searcher {
 
     /// Step 3 for one playout, whose path is in `self.path`: walks it as a playout would and
     /// stores the job's results. Returns the value to back up and whether an expansion changed
-    /// its node's value or proof (see `playout`).
+    /// its node's proof (see `playout`).
     fn complete(
         &mut self,
         root_pos: &Position,
@@ -575,7 +576,7 @@ impl Searcher {
         }
         self.refresh(id);
         let expanded = *self.tree.get(id);
-        let changed = (expanded.minimax, expanded.proof) != (node.minimax, node.proof);
+        let changed = expanded.proof != node.proof;
         if self.config.params.refines_priors_at(node.visits) {
             self.refine_priors(id, &job.pos);
         }

@@ -22,16 +22,17 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use atomic_chess::{Color, Game, Move, MoveList, Position};
+use atomic_chess::{Game, Move, MoveList, Position};
 
 mod batch;
 
-use super::alphabeta::AlphaBeta;
-use super::eval::{self, QStats};
-use super::tree::{Node, NodeId, Proof, ROOT, Tree};
-use super::{
-    Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchParams, SearchResult,
+use super::engine::{
+    Engine, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
 };
+use super::eval::{self, QStats};
+use super::params::SearchParams;
+use super::policy;
+use super::tree::{Node, NodeId, Proof, ROOT, Tree};
 
 /// Interval between periodic `info` reports.
 const INFO_INTERVAL: Duration = Duration::from_secs(1);
@@ -40,32 +41,15 @@ const FULL_TREE_NAP: Duration = Duration::from_micros(200);
 /// The clock is read once per this many playouts.
 const TIME_CHECK_INTERVAL: u64 = 16;
 
-/// Counters of the last search.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SearchStats {
-    /// Playouts (the `nodes` of `info`).
-    pub playouts: u64,
-    /// Positions visited: tree expansions, leaf evaluations and quiescence nodes. A signature of
-    /// the search's behaviour (`atomic-bot bench` prints it).
-    pub positions: u64,
-    /// Sum of the playouts' depths.
-    pub depth_sum: u64,
-    /// Deepest playout.
-    pub max_depth: u32,
-    /// Playouts the root already had from earlier searches (tree reuse).
-    pub reused: u64,
-    /// Times the full tree was pruned to make room.
-    pub prunes: u64,
-}
-
-/// Holds the tree between searches, so the subtree of the moves actually played is reused.
-pub struct Searcher {
+/// The Monte-Carlo tree search. Holds the tree between searches, so the subtree of the moves
+/// actually played is reused.
+pub struct Mcts {
     config: SearchConfig,
     tree: Tree,
     /// The position at the tree's root, if the tree holds a search.
     root_pos: Option<Position>,
-    rng: u64,
-    multipv: usize,
+    /// Lines reported at the end of the current search (MultiPV).
+    lines: usize,
     stats: SearchStats,
     qstats: QStats,
     /// The tree ran out of memory during this search.
@@ -75,97 +59,88 @@ pub struct Searcher {
     // Scratch buffers, kept to avoid allocations in the playout loop.
     path: Vec<NodeId>,
     keys: Vec<u64>,
-    priors: eval::Priors,
+    priors: policy::Priors,
     /// Scratch list of a node's child moves, for `refine_priors`.
     refine_moves: Vec<Move>,
     children: Vec<Node>,
     /// Scratch state of batched playouts (`threads > 1`).
     batch: batch::Batch,
-    /// The searcher of [`Algorithm::AlphaBeta`], made on first use.
-    ab: Option<AlphaBeta>,
 }
 
-impl Searcher {
-    /// A searcher with an empty tree.
-    pub fn new(config: SearchConfig) -> Searcher {
-        Searcher {
+impl Engine for Mcts {
+    fn set_config(&mut self, config: &SearchConfig) {
+        self.resize_for(config);
+    }
+
+    fn search(
+        &mut self,
+        game: &Game,
+        limits: &Limits,
+        stop: &AtomicBool,
+        lines: usize,
+        random: Option<u64>,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.lines = lines.max(1);
+        self.run_search(game, limits, stop, random, on_info)
+    }
+
+    fn clear(&mut self) {
+        self.forget();
+    }
+
+    fn stats(&self) -> SearchStats {
+        self.stats
+    }
+}
+
+impl Mcts {
+    /// A search with an empty tree.
+    pub fn new(config: &SearchConfig) -> Mcts {
+        Mcts {
             tree: Tree::new(config.hash_mb),
-            rng: config.seed,
-            config,
+            config: config.clone(),
             root_pos: None,
-            multipv: 1,
+            lines: 1,
             stats: SearchStats::default(),
             qstats: QStats::default(),
             full: false,
             unprunable: false,
             path: Vec::new(),
             keys: Vec::new(),
-            priors: eval::Priors::default(),
+            priors: policy::Priors::default(),
             refine_moves: Vec::new(),
             children: Vec::new(),
             batch: batch::Batch::default(),
-            ab: None,
         }
     }
 
-    /// Changes the configuration. A new `hash_mb` or new parameters drop the tree.
-    pub fn set_config(&mut self, config: SearchConfig) {
+    /// Changes the configuration. A new `hash_mb` drops the tree.
+    fn resize_for(&mut self, config: &SearchConfig) {
         if config.hash_mb != self.config.hash_mb {
             self.tree.resize(config.hash_mb);
-            self.ab = None;
             self.root_pos = None;
         }
-        if config.params != self.config.params {
-            self.clear();
-        }
-        if config.seed != self.config.seed {
-            self.rng = config.seed;
-        }
-        self.config = config;
-    }
-
-    /// The current configuration.
-    pub fn config(&self) -> &SearchConfig {
-        &self.config
-    }
-
-    /// Number of lines reported at the end of a search (UCI `MultiPV`).
-    pub fn set_multipv(&mut self, lines: usize) {
-        self.multipv = lines.max(1);
+        self.config = config.clone();
     }
 
     /// Forgets the tree (a new game).
-    pub fn clear(&mut self) {
-        if let Some(ab) = self.ab.as_mut() {
-            ab.clear();
-        }
+    fn forget(&mut self) {
         self.tree.clear();
         self.root_pos = None;
-        self.rng = self.config.seed;
-    }
-
-    /// Counters of the last search.
-    pub fn stats(&self) -> SearchStats {
-        self.stats
-    }
-
-    /// Playouts the root already had when the last search started (tree reuse).
-    pub fn reused_playouts(&self) -> u64 {
-        self.stats.reused
     }
 
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
     /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
-    pub fn search(
+    /// `random` picks the move among near-equal ones (randomised openings).
+    fn run_search(
         &mut self,
         game: &Game,
         limits: &Limits,
         stop: &AtomicBool,
+        random: Option<u64>,
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
-        if self.config.algorithm == Algorithm::AlphaBeta {
-            return self.search_alphabeta(game, limits, stop, on_info);
-        }
         let start = Instant::now();
         let root_pos = *game.position();
         self.stats = SearchStats::default();
@@ -192,7 +167,7 @@ impl Searcher {
                     Proof::Draw
                 };
             self.tree.get_mut(ROOT).proof = proof;
-            return self.finish(start, on_info, false);
+            return self.finish(start, on_info, None);
         }
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
@@ -209,13 +184,11 @@ impl Searcher {
             *root = Node::new(None, 1.0);
             root.visits = 1;
             root.q = value;
-            root.minimax = value;
             // The root always fits: a fresh or at most half-full arena has room for 256 nodes.
             self.expand(ROOT, &root_pos, &root_moves);
         }
         self.refresh(ROOT);
 
-        let randomize = self.randomizes(&root_pos);
         let single = root_moves.len() == 1;
         let threads = self.config.threads.max(1);
         if threads == 1 {
@@ -243,10 +216,10 @@ impl Searcher {
             });
             self.qstats.nodes += pool.quiescence_nodes();
         }
-        self.finish(start, on_info, randomize)
+        self.finish(start, on_info, random)
     }
 
-    /// The playout loop of [`Searcher::search`]: one playout at a time, or with a crew of
+    /// The playout loop of [`Mcts::run_search`]: one playout at a time, or with a crew of
     /// worker threads, one batch of playouts at a time (`batch.rs`).
     #[expect(
         clippy::too_many_arguments,
@@ -328,43 +301,6 @@ impl Searcher {
             }
         }
         self.flush_refines();
-    }
-
-    /// Whether the move from `pos` is picked at random among near-equal ones (`Randomize`, in
-    /// the first `RandomPlies` plies of the game), whichever the search.
-    fn randomizes(&self, pos: &Position) -> bool {
-        let ply =
-            (pos.fullmove_number().saturating_sub(1)) * 2 + u32::from(pos.turn() == Color::Black);
-        self.config.randomize && ply < self.config.params.random_plies
-    }
-
-    /// The search of [`Algorithm::AlphaBeta`]: the table lives as long as the searcher.
-    fn search_alphabeta(
-        &mut self,
-        game: &Game,
-        limits: &Limits,
-        stop: &AtomicBool,
-        on_info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        let random = self.randomizes(game.position()).then(|| self.next_random());
-        let hash_mb = self.config.hash_mb;
-        let ab = self.ab.get_or_insert_with(|| AlphaBeta::new(hash_mb));
-        let result = ab.search(
-            game,
-            limits,
-            stop,
-            &self.config.params,
-            self.multipv,
-            random,
-            on_info,
-        );
-        self.stats = SearchStats {
-            playouts: ab.nodes(),
-            positions: ab.nodes(),
-            max_depth: result.info.seldepth,
-            ..SearchStats::default()
-        };
-        result
     }
 
     /// Frees half of a full tree by pruning its least-visited branches (`Tree::prune`), so a
@@ -477,7 +413,7 @@ impl Searcher {
         self.path.push(ROOT);
         self.keys.truncate(base_keys);
         let mut id = ROOT;
-        // Whether an expansion on this path changed its node's value or proof (children that
+        // Whether an expansion on this path changed its node's proof (children that
         // win or lose at once are created proven): the backup must then carry the change up
         // even where the new leaf's value leaves a node unchanged.
         let mut expansion_changed = false;
@@ -499,8 +435,7 @@ impl Searcher {
                     break node.q;
                 }
                 let expanded = self.tree.get(id);
-                expansion_changed =
-                    (expanded.minimax, expanded.proof) != (node.minimax, node.proof);
+                expansion_changed = expanded.proof != node.proof;
             }
             if self.config.params.refines_priors_at(node.visits) {
                 self.refine_priors(id, &pos);
@@ -531,11 +466,9 @@ impl Searcher {
 
     /// Stores a leaf evaluation in its node; returns the value for the player who moved into it.
     fn set_leaf(&mut self, id: NodeId, leaf: Leaf) -> f32 {
-        let node = self.tree.get_mut(id);
         if let Some(proof) = leaf.proof {
-            node.proof = proof;
+            self.tree.get_mut(id).proof = proof;
         }
-        node.minimax = leaf.value;
         leaf.value
     }
 
@@ -569,7 +502,7 @@ impl Searcher {
         if self.refine_moves.len() != usize::from(node.children) {
             return;
         }
-        eval::priors(
+        policy::priors(
             pos,
             &self.refine_moves,
             &self.config.params,
@@ -579,16 +512,6 @@ impl Searcher {
         for (cid, &prior) in node.child_ids().zip(self.priors.iter()) {
             self.tree.get_mut(cid).prior = prior;
         }
-    }
-
-    /// Value of a child in selection, from its mover's (the parent's side to move) view.
-    fn mixed(&self, node: &Node) -> f32 {
-        let params = &self.config.params;
-        if node.visits < params.minimax_visits {
-            return node.q;
-        }
-        let w = params.minimax_weight;
-        (1.0 - w) * node.q + w * node.minimax
     }
 
     /// PUCT selection among the children of `id`.
@@ -615,7 +538,7 @@ impl Searcher {
                     continue;
                 }
                 visited_policy += child.prior;
-                self.mixed(child)
+                child.q
             } else {
                 if child.visits > 0 {
                     visited_policy += child.prior;
@@ -634,7 +557,7 @@ impl Searcher {
             }
         }
         if let Some((prior, cid)) = unvisited {
-            let fpu = 1.0 - self.mixed(node) - params.fpu_reduction * visited_policy.sqrt();
+            let fpu = 1.0 - node.q - params.fpu_reduction * visited_policy.sqrt();
             if fpu + explore * prior > best_score {
                 best = cid;
             }
@@ -643,7 +566,7 @@ impl Searcher {
     }
 
     /// Backs `value` (for the player who moved into the leaf) up the path.
-    /// Minimax values and proofs are recomputed only up to the first node they leave unchanged.
+    /// Proofs are recomputed only up to the first node they leave unchanged.
     /// With `changed_above`, every node of the path is refreshed: a node expanded on the way
     /// down already holds its new values, so comparing before and after would stop too early.
     fn backup(&mut self, value: f32, changed_above: bool) {
@@ -655,45 +578,27 @@ impl Searcher {
             node.visits += 1;
             node.q += (v - node.q) / node.visits as f32;
             if changed && node.is_expanded() {
-                let before = (node.minimax, node.proof);
+                let before = node.proof;
                 self.refresh(id);
-                let node = self.tree.get(id);
-                changed = changed_above || before != (node.minimax, node.proof);
+                changed = changed_above || before != self.tree.get(id).proof;
             }
             v = 1.0 - v;
         }
     }
 
-    /// Recomputes the minimax value and the proof of an expanded node from its children.
+    /// Recomputes the proof of an expanded node from its children's.
     fn refresh(&mut self, id: NodeId) {
         let node = *self.tree.get(id);
-        let mut best: Option<f32> = None;
         let mut win: Option<u16> = None;
         let mut longest_loss = 0u16;
         let mut all_proven = true;
         let mut any_draw = false;
         for cid in node.child_ids() {
-            let child = self.tree.get(cid);
-            let value = match child.proof {
-                Proof::Loss(d) => {
-                    win = Some(win.map_or(d + 1, |w| w.min(d + 1)));
-                    Some(1.0)
-                }
-                Proof::Win(d) => {
-                    longest_loss = longest_loss.max(d + 1);
-                    Some(0.0)
-                }
-                Proof::Draw => {
-                    any_draw = true;
-                    Some(0.5)
-                }
-                Proof::Unknown => {
-                    all_proven = false;
-                    (child.visits > 0).then_some(child.minimax)
-                }
-            };
-            if let Some(v) = value {
-                best = Some(best.map_or(v, |b: f32| b.max(v)));
+            match self.tree.get(cid).proof {
+                Proof::Loss(d) => win = Some(win.map_or(d + 1, |w| w.min(d + 1))),
+                Proof::Win(d) => longest_loss = longest_loss.max(d + 1),
+                Proof::Draw => any_draw = true,
+                Proof::Unknown => all_proven = false,
             }
         }
         let proof = match win {
@@ -702,11 +607,7 @@ impl Searcher {
             None if all_proven => Proof::Loss(longest_loss),
             None => Proof::Unknown,
         };
-        let node = self.tree.get_mut(id);
-        if let Some(b) = best {
-            node.minimax = 1.0 - b;
-        }
-        node.proof = proof;
+        self.tree.get_mut(id).proof = proof;
     }
 
     /// The child to play from `id`: the shortest proven win; otherwise the most visited move
@@ -723,11 +624,7 @@ impl Searcher {
         let by_visits = |c: &NodeId| {
             let n = get(c);
             // Unvisited children tie on visits and value: the prior decides between them.
-            (
-                n.visits,
-                (self.mixed(&n) * 1e6) as i64,
-                (n.prior * 1e6) as i64,
-            )
+            (n.visits, (n.q * 1e6) as i64, (n.prior * 1e6) as i64)
         };
         if let Some(&win) = children
             .iter()
@@ -755,7 +652,7 @@ impl Searcher {
         let mut best = *open.iter().max_by_key(|c| by_visits(c))?;
         let best_node = get(&best);
         if best_node.proof != Proof::Draw
-            && self.mixed(&best_node) < 0.47
+            && best_node.q < 0.47
             && let Some(&draw) = open.iter().find(|c| get(c).proof == Proof::Draw)
         {
             best = draw;
@@ -764,7 +661,7 @@ impl Searcher {
             && get(&best).proof == Proof::Unknown
         {
             let window = self.config.params.random_window;
-            let best_value = self.mixed(&get(&best));
+            let best_value = get(&best).q;
             let best_visits = get(&best).visits;
             let pool: Vec<NodeId> = open
                 .iter()
@@ -773,7 +670,7 @@ impl Searcher {
                     let n = get(c);
                     n.proof == Proof::Unknown
                         && n.visits * 20 >= best_visits
-                        && self.mixed(&n) >= best_value - window
+                        && n.q >= best_value - window
                 })
                 .collect();
             let total: u64 = pool.iter().map(|c| u64::from(get(c).visits)).sum();
@@ -790,12 +687,6 @@ impl Searcher {
             }
         }
         Some(best)
-    }
-
-    fn next_random(&mut self) -> u64 {
-        // SplitMix64: tiny, seedable, good enough for picking among a few moves.
-        self.rng = self.rng.wrapping_add(super::GOLDEN_GAMMA);
-        super::mix64(self.rng)
     }
 
     /// Principal variation starting with the child `first`.
@@ -827,12 +718,11 @@ impl Searcher {
             Proof::Win(d) => (Score::Mate(-(i32::from(d) + 1) / 2), 0.0, (0, 0, 1000)),
             Proof::Draw => (Score::Cp(0), 0.5, (0, 1000, 0)),
             Proof::Unknown => {
-                let v = self.mixed(child).clamp(0.0, 1.0);
-                let win = (v * 1000.0).round() as u32;
+                let v = child.q.clamp(0.0, 1.0);
                 (
                     Score::Cp(eval::centipawns(v, self.config.params.eval_scale)),
                     v,
-                    (win, 0, 1000 - win),
+                    SearchInfo::wdl(v),
                 )
             }
         }
@@ -849,12 +739,11 @@ impl Searcher {
         };
         let pv = child.map(|c| self.pv_from(c)).unwrap_or_default();
         let playouts = self.stats.playouts;
-        let micros = elapsed.as_micros().max(1);
         SearchInfo {
             depth: (self.stats.depth_sum / playouts.max(1)).max(1) as u32,
             seldepth: self.stats.max_depth.max(1),
             nodes: playouts,
-            nps: (u128::from(playouts) * 1_000_000 / micros) as u64,
+            nps: SearchInfo::rate(playouts, elapsed),
             time: elapsed,
             score,
             wdl,
@@ -868,14 +757,13 @@ impl Searcher {
         &mut self,
         start: Instant,
         on_info: &mut dyn FnMut(&SearchInfo),
-        randomize: bool,
+        random: Option<u64>,
     ) -> SearchResult {
         self.stats.positions += self.qstats.nodes;
-        let random = randomize.then(|| self.next_random());
         let best = self.best_child(ROOT, random);
         let info = self.line_info(start, best, 1);
         on_info(&info);
-        if self.multipv > 1 && best.is_some() {
+        if self.lines > 1 && best.is_some() {
             let mut others: Vec<NodeId> = self
                 .tree
                 .get(ROOT)
@@ -890,7 +778,7 @@ impl Searcher {
                     _ => (1, -i64::from(n.visits)),
                 }
             });
-            for (i, c) in others.into_iter().take(self.multipv - 1).enumerate() {
+            for (i, c) in others.into_iter().take(self.lines - 1).enumerate() {
                 let line = self.line_info(start, Some(c), i as u32 + 2);
                 on_info(&line);
             }
@@ -902,27 +790,16 @@ impl Searcher {
             Proof::Draw => Some(Proven::Draw),
             Proof::Unknown => None,
         };
-        let win_probability = match (proven, best) {
-            (Some(p), _) => p.win_probability(),
-            (None, Some(c)) => self.child_score(self.tree.get(c)).1,
-            (None, None) => 0.5,
-        };
+        let estimate = best.map_or(0.5, |c| self.child_score(self.tree.get(c)).1);
         let best_move = best.and_then(|c| self.tree.get(c).mv);
         let ponder_move = best
             .and_then(|c| self.best_child(c, None))
             .and_then(|c| self.tree.get(c).mv);
-        SearchResult {
-            best_move,
-            ponder_move,
-            info,
-            win_probability,
-            proven,
-        }
+        SearchResult::new(best_move, ponder_move, info, proven, estimate)
     }
 
     /// Whether the time limits say stop. Stops at `hard`; at `soft` unless the best move is
-    /// unstable (then at `soft · extension`); and early when the most visited move cannot be
-    /// overtaken in the time left.
+    /// unstable (then at `soft · extension`).
     fn out_of_time(&self, limits: &Limits, elapsed: Duration, watch: &mut Watch) -> bool {
         if limits.hard.is_some_and(|hard| elapsed >= hard) {
             return true;
@@ -932,19 +809,14 @@ impl Searcher {
         };
         let root = self.tree.get(ROOT);
         let mut first: Option<Node> = None;
-        let mut second_visits = 0;
         let mut best_value: Option<Node> = None;
         for cid in root.child_ids() {
             let c = *self.tree.get(cid);
             if matches!(c.proof, Proof::Win(_)) {
                 continue;
             }
-            match first {
-                Some(f) if c.visits <= f.visits => second_visits = second_visits.max(c.visits),
-                _ => {
-                    second_visits = first.map_or(0, |f| f.visits);
-                    first = Some(c);
-                }
+            if first.is_none_or(|f| c.visits > f.visits) {
+                first = Some(c);
             }
         }
         let Some(first) = first else {
@@ -954,17 +826,16 @@ impl Searcher {
             let c = *self.tree.get(cid);
             if c.proof == Proof::Unknown
                 && c.visits * 10 >= first.visits
-                && best_value.is_none_or(|b| self.mixed(&c) > self.mixed(&b))
+                && best_value.is_none_or(|b| c.q > b.q)
             {
                 best_value = Some(c);
             }
         }
-        let value = self.mixed(&first);
+        let value = first.q;
         if watch.reference.is_none() && elapsed >= soft / 4 {
             watch.reference = Some(value);
         }
-        let unstable = best_value
-            .is_some_and(|b| b.mv != first.mv && self.mixed(&b) > value + 0.01)
+        let unstable = best_value.is_some_and(|b| b.mv != first.mv && b.q > value + 0.01)
             || watch.reference.is_some_and(|r| value < r - 0.05);
         let extension = f64::from(self.config.params.time_extension);
         let mut target = if unstable {
@@ -975,19 +846,7 @@ impl Searcher {
         if let Some(hard) = limits.hard {
             target = target.min(hard);
         }
-        if elapsed >= target {
-            return true;
-        }
-        // Smart pruning: the leader's margin exceeds the playouts still affordable.
-        let pruning = f64::from(self.config.params.smart_pruning);
-        if pruning > 0.0 && self.stats.playouts >= 256 && elapsed >= soft / 8 && !unstable {
-            let rate = self.stats.playouts as f64 / elapsed.as_secs_f64().max(1e-6);
-            let affordable = rate * (target - elapsed).as_secs_f64();
-            if f64::from(first.visits - second_visits) > pruning * affordable {
-                return true;
-            }
-        }
-        false
+        elapsed >= target
     }
 }
 
@@ -1060,10 +919,10 @@ fn new_children(
     moves: &MoveList,
     params: &SearchParams,
     with_eval: bool,
-    priors: &mut eval::Priors,
+    priors: &mut policy::Priors,
     children: &mut Vec<Node>,
 ) {
-    eval::priors(pos, moves.as_slice(), params, with_eval, priors);
+    policy::priors(pos, moves.as_slice(), params, with_eval, priors);
     children.clear();
     // Highest prior first (ties in generation order): deterministic, and the likely moves
     // are scanned first. The order is found by sorting one integer key per move (the
@@ -1085,10 +944,8 @@ fn new_children(
         let mut child = Node::new(Some(m), prior);
         if eval::wins_at_once(pos, m) || (checks.contains(m.to()) && eval::mates_at_once(pos, m)) {
             child.proof = Proof::Loss(0);
-            child.minimax = 1.0;
         } else if threatened && priors.leaves_threat[i] {
             child.proof = Proof::Win(1);
-            child.minimax = 0.0;
         }
         children.push(child);
     }
@@ -1121,7 +978,7 @@ fn proof_distance(proof: Proof) -> u16 {
 mod tests {
     use super::*;
 
-    fn root_priors(searcher: &Searcher) -> Vec<(Move, f32)> {
+    fn root_priors(searcher: &Mcts) -> Vec<(Move, f32)> {
         searcher
             .tree
             .get(ROOT)
@@ -1153,18 +1010,24 @@ mod tests {
                 prior_eval_visits: 8,
                 ..SearchParams::default()
             };
-            let mut searcher = Searcher::new(SearchConfig {
+            let mut searcher = Mcts::new(&SearchConfig {
                 hash_mb: 4,
                 threads,
                 params: params.clone(),
-                algorithm: Algorithm::Mcts,
                 ..SearchConfig::default()
             });
-            searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+            searcher.search(
+                &game,
+                &limits,
+                &AtomicBool::new(false),
+                1,
+                None,
+                &mut |_| {},
+            );
             let children = root_priors(&searcher);
             let moves: Vec<Move> = children.iter().map(|&(m, _)| m).collect();
-            let mut expected = eval::Priors::default();
-            eval::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
+            let mut expected = policy::Priors::default();
+            policy::priors(&pos, &moves, &params, prior_eval > 0.0, &mut expected);
             for (&(m, got), &want) in children.iter().zip(expected.iter()) {
                 assert!(
                     (got - want).abs() < 1e-6,
@@ -1174,7 +1037,7 @@ mod tests {
         }
     }
 
-    /// After a search every expanded node holds the minimax value and proof its children give:
+    /// After a search every expanded node holds the proof its children give:
     /// backups carry each change up, including one made by an expansion that finds children
     /// proven at once (wins, or moves that leave a king blast open). And the visits add up:
     /// every playout through a node went on into one child, except the one that evaluated it
@@ -1188,17 +1051,23 @@ mod tests {
                 "6k1/5ppp/8/2b5/8/4B3/5PPP/6K1 w - - 0 1",
             ] {
                 let game = Game::new(Position::from_fen(fen).expect("valid FEN"));
-                let mut searcher = Searcher::new(SearchConfig {
+                let mut searcher = Mcts::new(&SearchConfig {
                     hash_mb: 16,
                     threads,
-                    algorithm: Algorithm::Mcts,
                     ..SearchConfig::default()
                 });
                 let limits = Limits {
                     nodes: Some(4000),
                     ..Limits::default()
                 };
-                searcher.search(&game, &limits, &AtomicBool::new(false), &mut |_| {});
+                searcher.search(
+                    &game,
+                    &limits,
+                    &AtomicBool::new(false),
+                    1,
+                    None,
+                    &mut |_| {},
+                );
                 let stats = searcher.stats();
                 let root = *searcher.tree.get(ROOT);
                 // The root's first visit is its evaluation before the first playout.
@@ -1224,8 +1093,7 @@ mod tests {
                     searcher.refresh(id);
                     let fresh = searcher.tree.get(id);
                     assert_eq!(
-                        (fresh.minimax, fresh.proof),
-                        (node.minimax, node.proof),
+                        fresh.proof, node.proof,
                         "{fen}, {threads} threads: node {id} ({:?}) is stale",
                         node.mv
                     );

@@ -1,0 +1,145 @@
+//! What every search engine behind `search::Searcher` must do, run against each of them
+//! (`Algorithm::AlphaBeta` and `Algorithm::Mcts`): play a win in one at any budget, find forced
+//! wins, stop promptly when told from another thread, and repeat itself exactly on one thread
+//! with a node limit. The engine-specific tests are `tests/alphabeta.rs` and `tests/solver.rs`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use atomic_bot::search::{Algorithm, Limits, Proven, Score, SearchConfig, Searcher};
+use atomic_chess::{Game, Position};
+
+mod tactics;
+use tactics::{puzzles, search};
+
+/// Every engine, with the budget (nodes for alpha-beta, playouts for the MCTS) that finds the
+/// forced wins in two of `tests/data/tactics.epd`.
+const ENGINES: [(Algorithm, u64); 2] = [(Algorithm::AlphaBeta, 10_000), (Algorithm::Mcts, 5000)];
+
+fn config(algorithm: Algorithm) -> SearchConfig {
+    SearchConfig {
+        algorithm,
+        hash_mb: 16,
+        ..SearchConfig::default()
+    }
+}
+
+/// Every capture that blows up the enemy king (and every mate in one) is played at once with
+/// a score of mate in one, whatever the budget, even none; a king-exploding capture is
+/// reported as a proven win in one.
+#[test]
+fn every_engine_plays_a_win_in_one_at_any_budget() {
+    for (algorithm, _) in ENGINES {
+        let mut searcher = Searcher::new(config(algorithm));
+        for puzzle in puzzles(1) {
+            let pos = Position::from_fen(&puzzle.fen).expect("valid FEN");
+            for nodes in [0, 1, 50] {
+                searcher.clear();
+                let result = search(&mut searcher, &Game::new(pos), nodes);
+                let best = result.best_move.expect("a move");
+                let after = pos.play(best).expect("legal move");
+                let outcome = after.outcome().expect("the game ends");
+                let case = format!(
+                    "{algorithm:?}: {} at {nodes} nodes played {best}",
+                    puzzle.id
+                );
+                assert_eq!(outcome.winner, Some(pos.turn()), "{case}");
+                assert_eq!(result.info.score, Score::Mate(1), "{case}");
+                if after.board().king_of(!pos.turn()).is_none() {
+                    assert_eq!(result.proven, Some(Proven::Win(1)), "{case}");
+                    assert_eq!(result.win_probability, 1.0, "{case}");
+                }
+            }
+        }
+    }
+}
+
+/// The forced wins in two: nearly every puzzle gets a mate score within two moves and most
+/// the puzzle's own first move (a few puzzles have a second win).
+#[test]
+fn every_engine_finds_the_forced_wins_in_two() {
+    for (algorithm, nodes) in ENGINES {
+        let mut searcher = Searcher::new(config(algorithm));
+        let set = puzzles(2);
+        let mut exact = 0;
+        let mut missed = Vec::new();
+        for puzzle in &set {
+            let pos = Position::from_fen(&puzzle.fen).expect("valid FEN");
+            searcher.clear();
+            let result = search(&mut searcher, &Game::new(pos), nodes);
+            match result.info.score {
+                Score::Mate(n) if (1..=2).contains(&n) => {}
+                other => missed.push(format!("{} {other:?}", puzzle.id)),
+            }
+            if result.best_move.map(|m| m.to_string()) == Some(puzzle.best.clone()) {
+                exact += 1;
+            }
+        }
+        assert!(
+            missed.len() <= 4,
+            "{algorithm:?}: no mate in two in {missed:?}"
+        );
+        assert!(
+            exact + 4 >= set.len(),
+            "{algorithm:?}: only {exact}/{} exact",
+            set.len()
+        );
+    }
+}
+
+/// An infinite search returns soon after another thread sets the stop flag, with a legal move.
+#[test]
+fn every_engine_stops_promptly_when_told() {
+    for (algorithm, _) in ENGINES {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            flag.store(true, Ordering::SeqCst);
+            Instant::now()
+        });
+        let mut searcher = Searcher::new(config(algorithm));
+        let limits = Limits {
+            infinite: true,
+            ..Limits::default()
+        };
+        let game = Game::new(Position::startpos());
+        let result = searcher.search(&game, &limits, &stop, &mut |_| {});
+        let returned = Instant::now();
+        let stopped = setter.join().expect("setter");
+        let latency = returned.duration_since(stopped);
+        // Generous for a loaded debug build; a search that ignored the flag never returns.
+        assert!(
+            latency < Duration::from_millis(500),
+            "{algorithm:?}: {latency:?}"
+        );
+        let m = result.best_move.expect("a move");
+        assert!(Position::startpos().is_legal(m), "{algorithm:?}: {m}");
+    }
+}
+
+/// A fresh searcher on one thread with the same node limit: the same move, score, principal
+/// variation and counters.
+#[test]
+fn every_engine_is_deterministic_on_one_thread_with_a_node_limit() {
+    let pos =
+        Position::from_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 2 3")
+            .expect("fen");
+    for (algorithm, _) in ENGINES {
+        let run = || {
+            let mut searcher = Searcher::new(config(algorithm));
+            let result = search(&mut searcher, &Game::new(pos), 3000);
+            (
+                result.best_move,
+                result.info.score,
+                result.info.pv.clone(),
+                searcher.stats(),
+            )
+        };
+        let first = run();
+        assert!(first.0.is_some(), "{algorithm:?}: no move");
+        assert!(first.3.positions > 0, "{algorithm:?}: nothing searched");
+        assert_eq!(first, run(), "{algorithm:?}");
+    }
+}
