@@ -38,7 +38,7 @@ pub fn static_eval(pos: &Position) -> i32 {
 /// (or rook, or a pawn that promotes) against a bare king is a draw, and king and minor piece
 /// is insufficient material. Of the 2 179 king-and-queen-against-king positions in
 /// `labelled.csv` and `data/eval-games-fsf20k.csv.gz`, Fairy-Stockfish scores 2 134 within
-/// three pawns of level (docs/ENGINE.md, "Session 7"). The search still finds a mate that
+/// three pawns of level (docs/JOURNAL.md, "Session 7"). The search still finds a mate that
 /// exists, as a terminal position, before any evaluation.
 pub fn lone_unit_draw(pos: &Position) -> bool {
     let board = pos.board();

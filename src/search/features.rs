@@ -3,7 +3,7 @@
 //! The evaluation is `Σ weight × count` over the features below, each weight a pair (middle
 //! game, endgame) blended by the game phase. The weights are Rust constants
 //! (`eval_weights.rs`) fitted by `examples/tune_eval.rs` to Fairy-Stockfish's scores and
-//! the game results of `labelled.csv` (docs/ENGINE.md, "Session 3: evaluation"). One function,
+//! the game results of `labelled.csv` (docs/JOURNAL.md, "Session 3: evaluation"). One function,
 //! [`extract`], computes the features both for the engine (a sink that sums the weights, no
 //! allocation) and for the tuner (a sink that records them), so the two cannot disagree.
 //!

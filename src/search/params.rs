@@ -12,7 +12,7 @@ pub struct SearchParams {
     /// the square root of the prior mass already visited (Lc0's "reduction" strategy).
     pub fpu_reduction: f32,
     /// Softmax temperature of the policy (higher = flatter priors). The fitted logits are
-    /// calibrated at 1; the search is strongest with flatter priors (2.0; docs/ENGINE.md).
+    /// calibrated at 1; the search is strongest with flatter priors (2.0; docs/JOURNAL.md).
     pub policy_temperature: f32,
     /// Centipawns per logit when a score is mapped to a win probability.
     pub eval_scale: f32,
@@ -60,7 +60,7 @@ pub struct SearchParams {
     pub ab_improving: i32,
     /// Alpha-beta: scale the time by the best move's stability and the score's trend (1) or
     /// not (0). On since session 13: 45.8 % against 42.5 % at equal time against
-    /// Fairy-Stockfish, 200 games each side by side (docs/ENGINE.md): it spends less on settled
+    /// Fairy-Stockfish, 200 games each side by side (docs/JOURNAL.md): it spends less on settled
     /// moves and more where the choice is still open, as Fairy-Stockfish does.
     pub ab_time_stability: i32,
     /// Alpha-beta: a node whose side to move is under a blast threat is extended by a ply at

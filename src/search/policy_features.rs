@@ -3,7 +3,7 @@
 //! A move's policy logit is `Σ weight × value` over the features below. The weights are Rust
 //! constants (`policy_weights.rs`) fitted by `examples/tune_policy.rs` to Fairy-Stockfish's
 //! choices (multinomial logistic regression: the softmax of the logits over the legal moves
-//! should give FSF's move a high probability; docs/ENGINE.md, "Session 5: a fitted policy").
+//! should give FSF's move a high probability; docs/JOURNAL.md, "Session 5: a fitted policy").
 //! Like the evaluation, one function ([`move_features`]) computes the features both for the
 //! engine (a sink that sums the weights) and for the tuner (a sink that records them), so the
 //! two cannot disagree.

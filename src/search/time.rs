@@ -58,7 +58,7 @@ const HORIZON: f64 = 34.0;
 /// Horizon when the increment pays for the latency of each move (at least twice the move
 /// overhead): the clock then no longer drains by the overhead alone, so the plan can be
 /// spread over fewer moves. 16 against 24: +63 Elo against Fairy-Stockfish nodes=64000 at
-/// 10+0.1 (50.5 % against 41.5 %, 100 games each, side by side; docs/ENGINE.md, session 4).
+/// 10+0.1 (50.5 % against 41.5 %, 100 games each, side by side; docs/JOURNAL.md, session 4).
 const HORIZON_WITH_INCREMENT: f64 = 16.0;
 /// Share of the increment spent on each move (the rest rebuilds the clock).
 const INCREMENT_SHARE: f64 = 0.9;

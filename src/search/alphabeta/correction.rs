@@ -8,7 +8,7 @@
 //! (reverse futility, null move, futility) read the corrected value, so they err less often.
 //! The quiescence search stands pat on the corrected value too (`AbCorrQsearch`).
 //!
-//! Tried and removed (session 11, docs/ENGINE.md): a history keyed by the two moves that led to
+//! Tried and removed (session 11, docs/JOURNAL.md): a history keyed by the two moves that led to
 //! the node, one keyed by the material counts, and entries that accumulate the residual instead
 //! of blending towards it; none scored better against Fairy-Stockfish.
 

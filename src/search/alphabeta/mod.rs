@@ -1,7 +1,7 @@
 //! Iterative-deepening alpha-beta search (principal variation search) over the same atomic
 //! evaluation and quiescence search as the MCTS.
 //!
-//! Why it exists: at equal time it beat the MCTS (docs/ENGINE.md, "Session 8"). Atomic is
+//! Why it exists: at equal time it beat the MCTS (docs/JOURNAL.md, "Session 8"). Atomic is
 //! decided by short forcing lines; a full-width search with a transposition table proves
 //! them where the MCTS samples them, and its nodes are about ten times cheaper than playouts.
 //!
