@@ -61,12 +61,7 @@ pub struct DemoArgs {
 /// Installs the tracing subscriber (see `telemetry`): stderr, `LOG_FORMAT` overrides the
 /// configured format and `RUST_LOG` the configured level.
 pub fn init_logging(format: LogFormat, level: &str) {
-    use crate::telemetry::LogFormat as Out;
-    let configured = match format {
-        LogFormat::Json => Out::Json,
-        LogFormat::Text => Out::Text,
-    };
-    crate::telemetry::init(Out::from_env_or(configured), level);
+    crate::telemetry::init(crate::telemetry::format_from_env_or(format), level);
 }
 
 /// Keeps the memory of finished searches returned to the system.

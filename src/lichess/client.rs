@@ -692,36 +692,44 @@ impl CreatedChallenge {
     }
 }
 
-/// Matchmaking calls (`lichess::matchmaking`). Creating a challenge is a single attempt that
-/// hands the status and body back: matchmaking must see lichess's `ratelimit` (daily bot-game
-/// limit) instead of having the request retried after a 60 s cooldown.
+/// What lichess answered to one attempt at creating a challenge
+/// ([`LichessClient::create_challenge_once`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CreateAnswer {
+    /// 2xx: the challenge id (= the future game id).
+    Created(String),
+    /// Any other status, with the body (JSON, HTML or empty) for the caller to read: matchmaking
+    /// classifies it (`lichess::matchmaking::classify_challenge_error`).
+    Refused {
+        /// HTTP status.
+        status: u16,
+        /// The body as text.
+        body: String,
+    },
+}
+
+/// Matchmaking's calls (`lichess::matchmaking::api`). Creating a challenge is a single attempt
+/// that hands the status and body back: matchmaking must see lichess's `ratelimit` (daily
+/// bot-game limit) instead of having the request retried after a 60 s cooldown.
 impl LichessClient {
-    /// `GET /api/bot/online?nb=…`.
-    pub async fn online_bots(
-        &self,
-        nb: u32,
-    ) -> Result<Vec<crate::lichess::matchmaking::OnlineBot>, ApiError> {
+    /// `GET /api/bot/online?nb=…`: the ND-JSON body, one user a line.
+    pub async fn online_bots(&self, nb: u32) -> Result<String, ApiError> {
         let path = format!("/api/bot/online?nb={nb}");
         let body = self
             .call(Endpoint::OnlineBots, Method::GET, &path, None)
             .await?;
-        Ok(crate::lichess::matchmaking::parse_online_bots(
-            &String::from_utf8_lossy(&body),
-        ))
+        Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// `POST /api/challenge/{username}` once; returns the challenge id.
-    pub async fn try_create_challenge(
+    /// `POST /api/challenge/{username}` once, without retries. A 429 other than the daily
+    /// bot-game limit still starts the endpoint's cooldown (and is counted).
+    pub async fn create_challenge_once(
         &self,
         username: &str,
         form: &[(&str, &str)],
-    ) -> Result<String, crate::lichess::matchmaking::ChallengeError> {
-        use crate::lichess::matchmaking::{ChallengeError, classify_challenge_error};
+    ) -> Result<CreateAnswer, ApiError> {
         let endpoint = Endpoint::CreateChallenge;
-        let path = format!(
-            "/api/challenge/{}",
-            seg(username).map_err(|e| ChallengeError::Refused(e.to_string()))?
-        );
+        let path = format!("/api/challenge/{}", seg(username)?);
         let gate = self.gate(endpoint);
         let _single_flight = gate.lock.lock().await;
         gate.wait_cooldown(endpoint).await;
@@ -733,30 +741,32 @@ impl LichessClient {
             .form(form)
             .send()
             .await
-            .map_err(|e| {
-                ChallengeError::Transient(format!("network error: {}", e.without_url()))
+            .map_err(|e| ApiError::Unavailable {
+                endpoint,
+                message: format!("network error: {}", e.without_url()),
+                attempts: 1,
             })?;
         let status = resp.status();
         let body = resp.bytes().await.unwrap_or_default();
         if status.is_success() {
-            return match serde_json::from_slice::<CreatedChallenge>(&body) {
-                Ok(c) => Ok(c.into_challenge().id),
-                Err(e) => Err(ChallengeError::Transient(format!(
-                    "unexpected response: {e}"
-                ))),
-            };
+            return serde_json::from_slice::<CreatedChallenge>(&body)
+                .map(|c| CreateAnswer::Created(c.into_challenge().id))
+                .map_err(|e| ApiError::Decode {
+                    endpoint,
+                    message: e.to_string(),
+                });
         }
-        // The daily bot-game limit pauses matchmaking, not the endpoint (see `ChallengeError`).
+        // The daily bot-game limit pauses matchmaking, not the endpoint.
         if status == StatusCode::TOO_MANY_REQUESTS && bot_games_limit(&body).is_none() {
             crate::metrics::Metrics::inc(&self.inner.metrics.rate_limited);
             gate.start_cooldown(Duration::from_millis(
                 self.inner.settings.rate_limit_cooldown_ms,
             ));
         }
-        Err(classify_challenge_error(
-            status.as_u16(),
-            &String::from_utf8_lossy(&body),
-        ))
+        Ok(CreateAnswer::Refused {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
     }
 
     /// `POST /api/challenge/{id}/cancel`.

@@ -512,10 +512,8 @@ impl Task {
     }
 
     fn spawn_chat_in(&self, room: Room, text: String) {
-        let text = crate::lichess::chat_commands::truncate_chars(
-            &text,
-            crate::lichess::chat_commands::MAX_CHAT_CHARS,
-        );
+        let text =
+            crate::lichess::chat_commands::truncate_chars(&text, crate::config::MAX_CHAT_CHARS);
         if text.trim().is_empty() {
             return;
         }

@@ -172,7 +172,7 @@ enum Ev {
 
 impl State {
     fn new(ctx: GameContext, reports: Option<mpsc::UnboundedSender<GameReport>>) -> Self {
-        let heartbeat = ctx.settings.heartbeat.writer();
+        let heartbeat = crate::heartbeat::Heartbeat::from_settings(&ctx.settings.heartbeat);
         Self {
             ctx,
             reports,
