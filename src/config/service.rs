@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// How log lines are written (`log.format`; the `LOG_FORMAT` environment variable overrides
 /// it, see `telemetry`).
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     /// Human-readable lines (the default outside containers).
