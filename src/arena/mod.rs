@@ -52,8 +52,8 @@ pub struct ArenaArgs {
     pub engine: String,
     /// A UCI option for the engine, `Name=value` (repeatable), e.g. `--option Threads=1
     /// --option Hash=64`. `UCI_Variant` is always `atomic`.
-    #[arg(long = "option", value_name = "NAME=VALUE")]
-    pub options: Vec<String>,
+    #[arg(long = "option", value_name = "NAME=VALUE", value_parser = parse_option)]
+    pub options: Vec<(String, String)>,
     /// Games to play (colours alternate: each opening is played once with each colour).
     #[arg(long, default_value_t = 10)]
     pub games: u32,
@@ -127,7 +127,7 @@ pub enum ArenaError {
 fn parse_option(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_owned(), v.trim().to_owned())),
-        _ => Err(format!("--option must look like Name=value, not {s:?}")),
+        _ => Err(format!("expected Name=value (like Threads=1), not {s:?}")),
     }
 }
 
@@ -141,12 +141,6 @@ impl ArenaPlan {
         if args.concurrency == 0 {
             return Err(usage("--concurrency must be at least 1".into()));
         }
-        let options = args
-            .options
-            .iter()
-            .map(|o| parse_option(o))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(usage)?;
         let text = match &args.openings {
             Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("cannot read the openings {}: {e}", path.display())))?,
@@ -167,7 +161,7 @@ impl ArenaPlan {
             .map_err(|e| usage(e.to_string()))?;
         Ok(ArenaPlan {
             engine: args.engine.clone(),
-            options,
+            options: args.options.clone(),
             games: args.games,
             clock: args.clock,
             lag: Duration::from_millis(args.lag_ms),
