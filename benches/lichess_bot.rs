@@ -10,7 +10,7 @@
 //!
 //! Options (environment): `BENCH_ROUNDS` (default 2), `BENCH_GAMES` (default 8),
 //! `BENCH_OPP_THINK_MS` (opponent think per move, default 30), `BENCH_ENGINE` (the bot's
-//! `search.engine`, default `mcts`), `BENCH_CLOCK` (`limit+increment` seconds, default `30+0`).
+//! `search.engine`, default `mcts`), `BENCH_CLOCK` (lichess's `minutes+increment`, default `0.5+0`).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -80,8 +80,10 @@ async fn main() {
     }
     let rounds = env_num("BENCH_ROUNDS", 2);
     let engine = std::env::var("BENCH_ENGINE").unwrap_or_else(|_| "mcts".into());
-    let clock = std::env::var("BENCH_CLOCK").unwrap_or_else(|_| "30+0".into());
-    let clock = atomic_bot::lichess::app::parse_clock(&clock).expect("BENCH_CLOCK like 30+0");
+    let clock = std::env::var("BENCH_CLOCK").unwrap_or_else(|_| "0.5+0".into());
+    let clock: atomic_bot::config::TimeControl = clock
+        .parse()
+        .expect("BENCH_CLOCK: a lichess clock like 0.5+0");
     let games = env_num("BENCH_GAMES", 8) as usize;
     let think = Duration::from_millis(env_num("BENCH_OPP_THINK_MS", 30));
     let bot_token = "lip_benchbot";
@@ -157,7 +159,7 @@ async fn main() {
                     &format!("opp{i}"),
                     "benchbot",
                     &ChallengeSpec {
-                        clock: Some(clock),
+                        clock: Some((clock.limit_s, clock.increment_s)),
                         ..ChallengeSpec::default()
                     },
                 )

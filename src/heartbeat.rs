@@ -23,61 +23,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// Default heartbeat path: `/tmp` is writable for uid 65532 in the distroless image and on any
-/// Linux host; mount a tmpfs there if the container's root file system is read-only.
-pub const DEFAULT_PATH: &str = "/tmp/atomic-bot.heartbeat";
-
-/// Default age after which the heartbeat counts as stale. Longer than the event stream's 20 s
-/// watchdog plus a 60 s rate-limit pause, so a bot that is merely reconnecting stays healthy.
-pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(90);
-
-/// The `[heartbeat]` configuration section.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HeartbeatSettings {
-    /// Write the heartbeat file (on by default: it is one small write per second at most).
-    pub enabled: bool,
-    /// The file; `atomic-bot healthcheck` reads the same setting.
-    pub path: PathBuf,
-    /// `atomic-bot healthcheck` fails when the last event-stream line is older than this.
-    pub max_age_s: u64,
-}
-
-impl Default for HeartbeatSettings {
-    fn default() -> Self {
-        HeartbeatSettings {
-            enabled: true,
-            path: PathBuf::from(DEFAULT_PATH),
-            max_age_s: DEFAULT_MAX_AGE.as_secs(),
-        }
-    }
-}
-
-impl HeartbeatSettings {
-    /// Checks bounds; the error is `(key, reason)`.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.max_age_s < 10 {
-            return Err((
-                "heartbeat.max_age_s",
-                "must be at least 10 (lichess keep-alives come every 6-7 s)".into(),
-            ));
-        }
-        if self.enabled && self.path.as_os_str().is_empty() {
-            return Err(("heartbeat.path", "must not be empty when enabled".into()));
-        }
-        Ok(())
-    }
-
-    /// `max_age_s` as a duration.
-    pub fn max_age(&self) -> Duration {
-        Duration::from_secs(self.max_age_s)
-    }
-
-    /// The writer for the event-stream loop, or `None` when disabled.
-    pub fn writer(&self) -> Option<Heartbeat> {
-        self.enabled.then(|| Heartbeat::new(&self.path))
-    }
-}
+use crate::config::HeartbeatSettings;
 
 /// Writes the heartbeat file, rate-limited so that it can be called on every stream line.
 #[derive(Debug)]
@@ -97,6 +43,11 @@ pub struct Heartbeat {
 }
 
 impl Heartbeat {
+    /// The writer for the event-stream loop, or `None` when `[heartbeat]` is disabled.
+    pub fn from_settings(settings: &HeartbeatSettings) -> Option<Heartbeat> {
+        settings.enabled.then(|| Heartbeat::new(&settings.path))
+    }
+
     /// A heartbeat writing to `path` at most once per second.
     pub fn new(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
@@ -246,24 +197,23 @@ mod tests {
     }
 
     #[test]
-    fn settings_validate() {
-        assert!(HeartbeatSettings::default().validate().is_ok());
-        let bad = HeartbeatSettings {
-            max_age_s: 5,
-            ..HeartbeatSettings::default()
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "heartbeat.max_age_s");
+    fn disabled_settings_give_no_writer() {
         let off = HeartbeatSettings {
             enabled: false,
             ..HeartbeatSettings::default()
         };
-        assert!(off.writer().is_none());
+        assert!(Heartbeat::from_settings(&off).is_none());
+        assert!(Heartbeat::from_settings(&HeartbeatSettings::default()).is_some());
     }
 
     #[test]
     fn missing_file_is_unhealthy() {
         let dir = temp_dir("missing");
-        let health = check(&dir.path().join("nope"), DEFAULT_MAX_AGE, SystemTime::now());
+        let health = check(
+            &dir.path().join("nope"),
+            crate::config::DEFAULT_HEARTBEAT_MAX_AGE,
+            SystemTime::now(),
+        );
         assert_eq!(health, Health::Missing);
         assert_eq!(health.exit_code(), 1);
     }
@@ -312,7 +262,11 @@ mod tests {
         let dir = temp_dir("garbage");
         let path = dir.path().join("hb");
         fs::write(&path, "not a time").unwrap();
-        let health = check(&path, DEFAULT_MAX_AGE, SystemTime::now());
+        let health = check(
+            &path,
+            crate::config::DEFAULT_HEARTBEAT_MAX_AGE,
+            SystemTime::now(),
+        );
         assert_eq!(health, Health::Invalid);
         assert_eq!(health.exit_code(), 1);
     }

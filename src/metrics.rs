@@ -26,50 +26,6 @@ use tokio::sync::Semaphore;
 
 use crate::telemetry::GameResult;
 
-/// Default listen address of the endpoint (loopback only).
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:9464";
-
-/// The `[metrics]` configuration section.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MetricsSettings {
-    /// Serve the endpoint. Off by default.
-    pub enabled: bool,
-    /// `address:port` to listen on. Keep it on loopback outside containers; inside one use
-    /// `0.0.0.0:9464` and publish the port to the host's loopback only
-    /// (`-p 127.0.0.1:9464:9464`).
-    pub listen: String,
-}
-
-impl Default for MetricsSettings {
-    fn default() -> Self {
-        MetricsSettings {
-            enabled: false,
-            listen: DEFAULT_LISTEN.into(),
-        }
-    }
-}
-
-impl MetricsSettings {
-    /// The parsed listen address; the error is `(key, reason)`.
-    pub fn listen_addr(&self) -> Result<SocketAddr, (&'static str, String)> {
-        self.listen.parse().map_err(|_| {
-            (
-                "metrics.listen",
-                format!(
-                    "`{}` is not an address:port such as 127.0.0.1:9464",
-                    self.listen
-                ),
-            )
-        })
-    }
-
-    /// Checks the address (even when disabled, so a typo is caught before it is switched on).
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        self.listen_addr().map(drop)
-    }
-}
-
 /// Upper bounds (seconds) of the latency histogram buckets: from the few-millisecond overhead we
 /// aim for up to the long thinks of classical games.
 const LATENCY_BOUNDS: [f64; 14] = [
@@ -492,17 +448,6 @@ mod tests {
             .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
             .unwrap_or_else(|| panic!("{name} missing in\n{body}"))
             .to_string()
-    }
-
-    #[test]
-    fn settings_validate() {
-        assert!(!MetricsSettings::default().enabled);
-        assert!(MetricsSettings::default().validate().is_ok());
-        let bad = MetricsSettings {
-            enabled: true,
-            listen: "localhost".into(),
-        };
-        assert_eq!(bad.validate().unwrap_err().0, "metrics.listen");
     }
 
     #[test]

@@ -19,38 +19,19 @@ use tracing::level_filters::LevelFilter;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
+use crate::config::LogFormat;
+
 /// The environment variable that selects the log format.
 pub const LOG_FORMAT_ENV: &str = "LOG_FORMAT";
 
-/// How log lines are written.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LogFormat {
-    /// Human-readable lines (the default outside containers).
-    #[default]
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
-impl LogFormat {
-    /// Parses `json` or `text` (case-insensitive); anything else is `None`.
-    pub fn parse(value: &str) -> Option<LogFormat> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "json" => Some(LogFormat::Json),
-            "text" | "plain" | "pretty" => Some(LogFormat::Text),
-            _ => None,
-        }
-    }
-
-    /// The format chosen by `LOG_FORMAT` if set and valid, else `fallback` (typically the value
-    /// from the configuration file). The environment wins so that the container image can force
-    /// JSON without touching a mounted configuration.
-    pub fn from_env_or(fallback: LogFormat) -> LogFormat {
-        std::env::var(LOG_FORMAT_ENV)
-            .ok()
-            .and_then(|v| LogFormat::parse(&v))
-            .unwrap_or(fallback)
-    }
+/// The format chosen by `LOG_FORMAT` if set and valid, else `fallback` (typically the value
+/// from the configuration file). The environment wins so that the container image can force
+/// JSON without touching a mounted configuration.
+pub fn format_from_env_or(fallback: LogFormat) -> LogFormat {
+    std::env::var(LOG_FORMAT_ENV)
+        .ok()
+        .and_then(|v| LogFormat::parse(&v))
+        .unwrap_or(fallback)
 }
 
 /// The log filter: `RUST_LOG` when set, else `default_directives` (the configuration's
@@ -300,13 +281,6 @@ mod tests {
             clock_left: Some(Duration::from_millis(171_000)),
             stats,
         }
-    }
-
-    #[test]
-    fn formats_parse() {
-        assert_eq!(LogFormat::parse("JSON"), Some(LogFormat::Json));
-        assert_eq!(LogFormat::parse("text"), Some(LogFormat::Text));
-        assert_eq!(LogFormat::parse("yaml"), None);
     }
 
     #[test]

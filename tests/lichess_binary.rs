@@ -163,7 +163,7 @@ async fn bad_configuration_exits_2_naming_the_key() {
 fn demo_plays_a_game_offline_and_prints_the_pgn() {
     let dir = tempdir("demo");
     let out = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))
-        .args(["demo", "--clock", "30+1", "--engine", "simple"])
+        .args(["demo", "--clock", "0.5+1", "--engine", "simple"])
         .current_dir(dir.path())
         .env("RUST_LOG", "warn")
         .output()

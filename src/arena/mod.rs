@@ -28,7 +28,7 @@ use secrecy::SecretString;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigSource, Settings};
+use crate::config::{ConfigSource, Settings, TimeControl};
 use crate::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::app::{init_logging, pickers, run_until_signal};
 use crate::lichess::client::LichessClient;
@@ -52,15 +52,15 @@ pub struct ArenaArgs {
     pub engine: String,
     /// A UCI option for the engine, `Name=value` (repeatable), e.g. `--option Threads=1
     /// --option Hash=64`. `UCI_Variant` is always `atomic`.
-    #[arg(long = "option", value_name = "NAME=VALUE")]
-    pub options: Vec<String>,
+    #[arg(long = "option", value_name = "NAME=VALUE", value_parser = parse_option)]
+    pub options: Vec<(String, String)>,
     /// Games to play (colours alternate: each opening is played once with each colour).
     #[arg(long, default_value_t = 10)]
     pub games: u32,
     /// The clock as lichess writes it: minutes + increment seconds (`1+0`, `3+2`, `0.5+0` or
     /// `½+0`). Bots may not play UltraBullet (under 30 s estimated).
     #[arg(long, default_value = "1+0")]
-    pub clock: String,
+    pub clock: TimeControl,
     /// Network round trip charged to the bot's clock, in ms (half each way, no compensation,
     /// as lichess charges bots).
     #[arg(long, default_value_t = 50)]
@@ -95,10 +95,8 @@ pub struct ArenaPlan {
     pub options: Vec<(String, String)>,
     /// Games.
     pub games: u32,
-    /// `(limit s, increment s)`.
-    pub clock: (u32, u32),
-    /// The clock as given.
-    pub clock_label: String,
+    /// The clock.
+    pub clock: TimeControl,
     /// Round trip charged to the bot.
     pub lag: Duration,
     /// PGN output.
@@ -125,31 +123,11 @@ pub enum ArenaError {
     Bot(String),
 }
 
-/// Parses a lichess clock, minutes + increment seconds (`1+0`, `3+2`, `0.5+0`, `½+0`,
-/// `0.25+1`), into seconds. The minutes must make whole seconds.
-pub fn parse_clock(s: &str) -> Result<(u32, u32), String> {
-    let bad =
-        || format!("--clock must look like 1+0 or 3+2 (minutes + increment seconds), not {s:?}");
-    let (l, i) = s.split_once('+').ok_or_else(bad)?;
-    let l = l
-        .trim()
-        .replace('½', "0.5")
-        .replace('¼', "0.25")
-        .replace('¾', "0.75");
-    let minutes: f64 = l.parse().map_err(|_| bad())?;
-    let seconds = minutes * 60.0;
-    if !(0.0..=10_800.0).contains(&seconds) || (seconds - seconds.round()).abs() > 1e-9 {
-        return Err(bad());
-    }
-    let increment: u32 = i.trim().parse().map_err(|_| bad())?;
-    Ok((seconds.round() as u32, increment))
-}
-
 /// Splits `Name=value` (the name may contain spaces: `Move Overhead=100`).
 fn parse_option(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((n, v)) if !n.trim().is_empty() => Ok((n.trim().to_owned(), v.trim().to_owned())),
-        _ => Err(format!("--option must look like Name=value, not {s:?}")),
+        _ => Err(format!("expected Name=value (like Threads=1), not {s:?}")),
     }
 }
 
@@ -157,24 +135,12 @@ impl ArenaPlan {
     /// Checks the arguments and reads the files they name.
     pub fn from_args(args: &ArenaArgs) -> Result<ArenaPlan, ArenaError> {
         let usage = ArenaError::Usage;
-        let clock = parse_clock(&args.clock).map_err(usage)?;
-        if crate::lichess::challenge::estimated_seconds(clock.0, clock.1) < 30 {
-            return Err(usage(
-                "lichess forbids UltraBullet for bots: --clock must be at least 0.5+0 (30 s estimated)".into(),
-            ));
-        }
         if args.games == 0 {
             return Err(usage("--games must be at least 1".into()));
         }
         if args.concurrency == 0 {
             return Err(usage("--concurrency must be at least 1".into()));
         }
-        let options = args
-            .options
-            .iter()
-            .map(|o| parse_option(o))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(usage)?;
         let text = match &args.openings {
             Some(path) => std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("cannot read the openings {}: {e}", path.display())))?,
@@ -195,10 +161,9 @@ impl ArenaPlan {
             .map_err(|e| usage(e.to_string()))?;
         Ok(ArenaPlan {
             engine: args.engine.clone(),
-            options,
+            options: args.options.clone(),
             games: args.games,
-            clock,
-            clock_label: args.clock.clone(),
+            clock: args.clock,
             lag: Duration::from_millis(args.lag_ms),
             pgn: args.pgn.clone(),
             openings,
@@ -229,9 +194,9 @@ impl ArenaPlan {
         c.variants = vec!["atomic".into()];
         c.modes = vec!["casual".into(), "rated".into()];
         c.min_initial_s = 0;
-        c.max_initial_s = c.max_initial_s.max(self.clock.0);
+        c.max_initial_s = c.max_initial_s.max(self.clock.limit_s);
         c.min_increment_s = 0;
-        c.max_increment_s = c.max_increment_s.max(self.clock.1);
+        c.max_increment_s = c.max_increment_s.max(self.clock.increment_s);
         c.accept_bots = true;
         c.only_bots = false;
         c.allow_list.clear();
@@ -377,7 +342,7 @@ pub async fn run_arena(
         .count();
     let summary = Summary {
         engine: engine_name,
-        clock: shared.plan.clock_label.clone(),
+        clock: shared.plan.clock.to_string(),
         lag: shared.plan.lag,
         games_requested: shared.plan.games,
         games: lock(&shared.records).clone(),
@@ -435,7 +400,7 @@ async fn run_slot(
         let (opening, bot_white) = plan.schedule(i);
         let spec = ChallengeSpec {
             rated: false,
-            clock: Some(plan.clock),
+            clock: Some((plan.clock.limit_s, plan.clock.increment_s)),
             days: None,
             variant: "atomic".into(),
             color: if bot_white { "black" } else { "white" }.into(),
@@ -517,8 +482,8 @@ async fn run_slot(
 
 /// The longest a game may take: both clocks, 300 increments each and a margin (the server
 /// flags and the first-move deadline end every game long before).
-fn game_guard(clock: (u32, u32)) -> Duration {
-    Duration::from_secs(2 * u64::from(clock.0) + 600 * u64::from(clock.1) + 120)
+fn game_guard(clock: TimeControl) -> Duration {
+    Duration::from_secs(2 * u64::from(clock.limit_s) + 600 * u64::from(clock.increment_s) + 120)
 }
 
 /// The report's view of a finished game.
@@ -578,17 +543,30 @@ pub fn arena(args: ArenaArgs) -> ExitCode {
 mod tests {
     use super::*;
 
+    /// `--clock` reads lichess's notation through the one clock type (`config::TimeControl`).
     #[test]
     fn clocks_in_lichess_notation() {
-        assert_eq!(parse_clock("1+0"), Ok((60, 0)));
-        assert_eq!(parse_clock("3+2"), Ok((180, 2)));
-        assert_eq!(parse_clock("½+0"), Ok((30, 0)));
-        assert_eq!(parse_clock("0.5+0"), Ok((30, 0)));
-        assert_eq!(parse_clock("0.25+1"), Ok((15, 1)));
-        assert!(parse_clock("0.01+0").is_err());
-        assert!(parse_clock("1").is_err());
-        assert!(parse_clock("a+0").is_err());
-        assert!(parse_clock("1+0.5").is_err());
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            arena: ArenaArgs,
+        }
+        let clock = |c: &str| {
+            Cli::try_parse_from(["arena", "--engine", "x", "--clock", c])
+                .map(|cli| (cli.arena.clock.limit_s, cli.arena.clock.increment_s))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(clock("1+0"), Ok((60, 0)));
+        assert_eq!(clock("3+2"), Ok((180, 2)));
+        assert_eq!(clock("½+0"), Ok((30, 0)));
+        assert_eq!(clock("0.5+0"), Ok((30, 0)));
+        assert_eq!(clock("0.25+1"), Ok((15, 1)));
+        assert!(clock("0.01+0").is_err());
+        assert!(clock("1").is_err());
+        assert!(clock("a+0").is_err());
+        assert!(clock("1+0.5").is_err());
+        assert!(clock("0.25+0").unwrap_err().contains("UltraBullet"));
     }
 
     #[test]
@@ -618,7 +596,7 @@ mod tests {
             engine: "x".into(),
             options: vec![],
             games: 4,
-            clock: "1+0".into(),
+            clock: "1+0".parse().unwrap(),
             lag_ms: 0,
             pgn: None,
             openings: None,
@@ -642,7 +620,7 @@ mod tests {
             engine: "x".into(),
             options: vec![],
             games: 4,
-            clock: "0.5+0".into(),
+            clock: "0.5+0".parse().unwrap(),
             lag_ms: 0,
             pgn: None,
             openings: None,

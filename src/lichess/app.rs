@@ -12,7 +12,7 @@ use secrecy::SecretString;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigSource, Engine, LogFormat, Settings};
+use crate::config::{ConfigSource, Engine, LogFormat, Settings, TimeControl};
 use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::client::LichessClient;
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
@@ -42,31 +42,48 @@ pub struct UpgradeArgs {
 /// `atomic-bot demo`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct DemoArgs {
-    /// Clock as `minutes+increment` in seconds, e.g. `60+1` (60 s + 1 s per move).
-    #[arg(long, default_value = "60+1")]
-    pub clock: String,
-    /// The bot's colour: `white`, `black` or `random`.
-    #[arg(long, default_value = "random")]
-    pub color: String,
+    /// The clock as lichess writes it: minutes + increment seconds (`1+1`, `3+2`, `0.5+0`).
+    /// Bots may not play UltraBullet (under 30 s estimated).
+    #[arg(long, default_value = "1+1")]
+    pub clock: TimeControl,
+    /// The bot's colour.
+    #[arg(long, value_enum, default_value_t = DemoColor::Random)]
+    pub color: DemoColor,
     /// Also append the PGN to this folder.
     #[arg(long)]
     pub pgn_dir: Option<PathBuf>,
-    /// The engine of both players: `alphabeta` (the real search; the opponent thinks about a
-    /// quarter as long), `mcts` (the Monte-Carlo tree search) or `simple` (instant rule-based
-    /// moves).
-    #[arg(long, default_value = "alphabeta")]
-    pub engine: String,
+    /// The engine of both players (the opponent declares a move overhead that leaves it about a
+    /// quarter of the bot's think time).
+    #[arg(long, value_enum, default_value_t = Engine::Alphabeta)]
+    pub engine: Engine,
+}
+
+/// The bot's colour in `atomic-bot demo`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DemoColor {
+    /// The bot plays White.
+    White,
+    /// The bot plays Black.
+    Black,
+    /// lichess draws the colours.
+    Random,
+}
+
+impl DemoColor {
+    /// The `color` the opponent's challenge asks for (the challenger's colour).
+    fn challenger_color(self) -> &'static str {
+        match self {
+            DemoColor::White => "black",
+            DemoColor::Black => "white",
+            DemoColor::Random => "random",
+        }
+    }
 }
 
 /// Installs the tracing subscriber (see `telemetry`): stderr, `LOG_FORMAT` overrides the
 /// configured format and `RUST_LOG` the configured level.
 pub fn init_logging(format: LogFormat, level: &str) {
-    use crate::telemetry::LogFormat as Out;
-    let configured = match format {
-        LogFormat::Json => Out::Json,
-        LogFormat::Text => Out::Text,
-    };
-    crate::telemetry::init(Out::from_env_or(configured), level);
+    crate::telemetry::init(crate::telemetry::format_from_env_or(format), level);
 }
 
 /// Keeps the memory of finished searches returned to the system.
@@ -249,12 +266,6 @@ pub fn upgrade(args: UpgradeArgs) -> ExitCode {
     })
 }
 
-/// Parses `60+1` into `(60, 1)` seconds.
-pub fn parse_clock(s: &str) -> Option<(u32, u32)> {
-    let (l, i) = s.split_once('+')?;
-    Some((l.trim().parse().ok()?, i.trim().parse().ok()?))
-}
-
 /// What a demo produced.
 #[derive(Debug)]
 pub struct DemoOutcome {
@@ -265,8 +276,8 @@ pub struct DemoOutcome {
 /// Runs the offline demo inside an existing runtime: a local fake lichess on 127.0.0.1, the bot
 /// connected to it exactly as to lichess, a built-in opponent challenging it.
 pub async fn run_demo(
-    clock: (u32, u32),
-    color: &str,
+    clock: TimeControl,
+    color: DemoColor,
     engine: Engine,
     pgn_dir: Option<PathBuf>,
     shutdown: CancellationToken,
@@ -308,7 +319,7 @@ pub async fn run_demo(
     // The opponent plays with the same engine but declares a move overhead that keeps three
     // quarters of its clock out of the plan (the time manager reserves 30 overheads), so it
     // thinks about a quarter as long as the bot.
-    opp_settings.game.move_overhead_ms = u64::from(clock.0) * 25;
+    opp_settings.game.move_overhead_ms = u64::from(clock.limit_s) * 25;
     opp_settings.search.hash_mb = 32;
     let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
         .map_err(|e| e.to_string())?;
@@ -322,13 +333,9 @@ pub async fn run_demo(
     {
         return Err("the bot did not connect".into());
     }
-    let opp_color = match color {
-        "white" => "black",
-        "black" => "white",
-        _ => "random",
-    };
-    let limit = clock.0.to_string();
-    let inc = clock.1.to_string();
+    let opp_color = color.challenger_color();
+    let limit = clock.limit_s.to_string();
+    let inc = clock.increment_s.to_string();
     let challenge = opp_client
         .create_challenge(
             "AtomicBot",
@@ -360,7 +367,9 @@ pub async fn run_demo(
     let opp_quit = CancellationToken::new();
     let opp_task = tokio::spawn(play_game(opp_ctx, challenge.id.clone(), opp_quit.clone()));
 
-    let game_time = Duration::from_secs(u64::from(clock.0) * 2 + u64::from(clock.1) * 600 + 120);
+    let game_time = Duration::from_secs(
+        u64::from(clock.limit_s) * 2 + u64::from(clock.increment_s) * 600 + 120,
+    );
     let report = tokio::select! {
         r = rx.recv() => r.ok_or_else(|| "the bot stopped before the game ended".to_owned()),
         _ = tokio::time::sleep(game_time) => Err("the game did not end in time".to_owned()),
@@ -381,25 +390,8 @@ pub async fn run_demo(
 /// `atomic-bot demo`: plays one game offline and prints the result and the PGN.
 pub fn demo(args: DemoArgs) -> ExitCode {
     init_logging(LogFormat::Text, "info");
-    let Some(clock) = parse_clock(&args.clock) else {
-        eprintln!("atomic-bot: --clock must look like 60+1 (seconds + increment seconds)");
-        return ExitCode::from(2);
-    };
-    let engine = match args.engine.as_str() {
-        "alphabeta" => Engine::Alphabeta,
-        "mcts" => Engine::Mcts,
-        "simple" => Engine::Simple,
-        other => {
-            eprintln!("atomic-bot: --engine must be alphabeta, mcts or simple, not {other:?}");
-            return ExitCode::from(2);
-        }
-    };
-    if crate::lichess::challenge::estimated_seconds(clock.0, clock.1) < 30 {
-        eprintln!("atomic-bot: lichess forbids UltraBullet for bots; use at least 30+0");
-        return ExitCode::from(2);
-    }
     run_until_signal(|shutdown| async move {
-        match run_demo(clock, &args.color, engine, args.pgn_dir, shutdown).await {
+        match run_demo(args.clock, args.color, args.engine, args.pgn_dir, shutdown).await {
             Ok(out) => {
                 println!(
                     "Result: {} ({}{})",

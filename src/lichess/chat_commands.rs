@@ -16,54 +16,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-/// lichess's chat line limit, in characters.
-pub const MAX_CHAT_CHARS: usize = 140;
-
-/// Default minimum time between two replies in the same room.
-pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(5);
-
-/// The `[chat]` configuration section (the player-room greeting and goodbye are `game.greeting`
-/// and `game.goodbye`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ChatSettings {
-    /// Answer `!help`, `!eval`, `!name` and `!queue`.
-    pub commands: bool,
-    /// Minimum seconds between two replies in the same room.
-    pub cooldown_s: u64,
-    /// Greeting posted in the spectator room at the start of a game (`{me}`, `{opponent}`
-    /// replaced; empty = off).
-    pub spectator_greeting: String,
-}
-
-impl Default for ChatSettings {
-    fn default() -> Self {
-        ChatSettings {
-            commands: true,
-            cooldown_s: DEFAULT_COOLDOWN.as_secs(),
-            spectator_greeting:
-                "Hi! I am {me}, an Atomic chess engine. Commands: !help !eval !name !queue".into(),
-        }
-    }
-}
-
-impl ChatSettings {
-    /// Checks bounds; the error is `(key, reason)`.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.spectator_greeting.chars().count() > MAX_CHAT_CHARS {
-            return Err((
-                "chat.spectator_greeting",
-                format!("lichess chat lines are at most {MAX_CHAT_CHARS} characters"),
-            ));
-        }
-        Ok(())
-    }
-
-    /// `cooldown_s` as a duration.
-    pub fn cooldown(&self) -> Duration {
-        Duration::from_secs(self.cooldown_s)
-    }
-}
+use crate::config::MAX_CHAT_CHARS;
 
 /// The two chat rooms of a game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -354,16 +307,6 @@ mod tests {
     }
 
     #[test]
-    fn settings_validate() {
-        assert!(ChatSettings::default().validate().is_ok());
-        let long = ChatSettings {
-            spectator_greeting: "x".repeat(141),
-            ..ChatSettings::default()
-        };
-        assert_eq!(long.validate().unwrap_err().0, "chat.spectator_greeting");
-    }
-
-    #[test]
     fn parses_commands() {
         assert_eq!(Command::parse("!eval"), Some(Command::Eval));
         assert_eq!(Command::parse("  !EVAL please"), Some(Command::Eval));
@@ -446,7 +389,7 @@ mod tests {
 
     #[test]
     fn responder_ignores_self_system_and_chatter() {
-        let mut r = ChatResponder::new("OurAtomicBot", DEFAULT_COOLDOWN);
+        let mut r = ChatResponder::new("OurAtomicBot", crate::config::DEFAULT_CHAT_COOLDOWN);
         let now = Instant::now();
         let c = ctx(None);
         assert_eq!(

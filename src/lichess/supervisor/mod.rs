@@ -8,6 +8,17 @@
 //! (queued and new challenges are declined with `later`), then either let the running games
 //! finish (`shutdown.mode = "finish"`, the default) or, after `shutdown.grace_s`, abort/resign
 //! them; return once no game is left.
+//!
+//! This module holds the supervisor and its loop (the event stream, its watchdog and
+//! reconnects, shutdown); what each event does is in `events`, incoming challenges once decided
+//! in `challenges`, the game tasks in `games`, matchmaking's task in `matchmaker`, and the
+//! signal handling in `signal`.
+
+mod challenges;
+mod events;
+mod games;
+mod matchmaker;
+mod signal;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,13 +35,16 @@ use tracing::{debug, info, warn};
 
 use crate::config::{Settings, ShutdownMode};
 use crate::heartbeat::Heartbeat;
-use crate::lichess::challenge::{self, Decision, DeclineReason, Load};
+use crate::lichess::challenge::DeclineReason;
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
-use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
+use crate::lichess::game::{GameContext, GameReport, Metrics};
 use crate::lichess::matchmaking::{self, Matchmaker};
 use crate::lichess::model::{Account, Challenge, Event};
 use crate::lichess::ndjson::{Line, StreamEnd};
 use crate::lichess::picker::PickerFactory;
+use matchmaker::start_matchmaking;
+
+pub use signal::shutdown_signal;
 
 /// Why the bot stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -172,7 +186,7 @@ enum Ev {
 
 impl State {
     fn new(ctx: GameContext, reports: Option<mpsc::UnboundedSender<GameReport>>) -> Self {
-        let heartbeat = ctx.settings.heartbeat.writer();
+        let heartbeat = crate::heartbeat::Heartbeat::from_settings(&ctx.settings.heartbeat);
         Self {
             ctx,
             reports,
@@ -190,31 +204,6 @@ impl State {
             published_load: Arc::new(Mutex::new(matchmaking::Load::default())),
             daily_limit: matchmaking::DailyLimit::default(),
         }
-    }
-
-    /// Runs `f` on the matchmaker, if matchmaking is on.
-    fn with_matchmaker<T>(&self, f: impl FnOnce(&mut Matchmaker) -> T) -> Option<T> {
-        let mm = self.matchmaker.as_ref()?;
-        let mut guard = mm.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        Some(f(&mut guard))
-    }
-
-    /// Shares the current load with the matchmaking task and the `!queue` gauge.
-    fn publish_load(&self) {
-        let waiting = self.pending.len() + self.queue.len();
-        let load = matchmaking::Load {
-            games_running: self.games.len(),
-            challenges_waiting: waiting,
-            max_games: self.ctx.settings.challenge.max_games as usize,
-        };
-        *self
-            .published_load
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = load;
-        self.ctx.client.metrics().challenges_waiting.store(
-            i64::try_from(waiting).unwrap_or(i64::MAX),
-            Ordering::Relaxed,
-        );
     }
 
     fn backoff(&self) -> impl Iterator<Item = Duration> + Send + use<> {
@@ -365,308 +354,11 @@ impl State {
             }
         }
     }
-
-    fn load(&self) -> Load {
-        // Our own matchmaking challenge (pending or being sent) takes a slot too.
-        let ours = self
-            .with_matchmaker(|m| m.pending_challenges())
-            .unwrap_or(0);
-        Load {
-            playing: self.games.len() as u32,
-            pending: (self.pending.len() + ours) as u32,
-            queued: self.queue.len() as u32,
-            shutting_down: self.shutting_down,
-            bot_games_limited: self.daily_limit.until(Instant::now()).is_some(),
-        }
-    }
-
-    fn on_event(&mut self, ev: Event, kind: Option<String>) {
-        match ev {
-            Event::GameStart { game } => {
-                let id = game.id().to_owned();
-                self.pending.remove(&id);
-                if self.games.contains_key(&id) || self.finished.contains(&id) {
-                    debug!(game_id = %id, "replayed gameStart ignored");
-                    return;
-                }
-                if id.is_empty() {
-                    warn!("gameStart without a game id ignored");
-                    return;
-                }
-                info!(game_id = %id, opponent = %game.opponent.username, "game start");
-                let opponent = game.opponent.id.clone().unwrap_or_default();
-                self.with_matchmaker(|m| m.game_started(&id, &opponent, false, Instant::now()));
-                self.spawn_game(id, 0);
-            }
-            Event::GameFinish { game } => {
-                debug!(game_id = %game.id(), "gameFinish");
-            }
-            Event::Challenge { challenge, compat } => {
-                if self.decided.contains_key(&challenge.id)
-                    || self.queue.iter().any(|c| c.id == challenge.id)
-                {
-                    debug!(challenge = %challenge.id, "replayed challenge ignored");
-                    return;
-                }
-                let decision = challenge::decide(
-                    &challenge,
-                    compat.as_ref(),
-                    &self.ctx.settings.challenge,
-                    self.load(),
-                    &self.ctx.me.id,
-                );
-                let from = challenge
-                    .challenger
-                    .as_ref()
-                    .map(|c| c.id.clone())
-                    .unwrap_or_default();
-                info!(challenge = %challenge.id, %from, ?decision, "challenge");
-                if matches!(decision, Decision::Accept | Decision::Queue)
-                    && challenge.challenger.as_ref().is_some_and(|c| c.is_bot())
-                {
-                    self.with_matchmaker(|m| m.incoming_bot_challenge(&challenge.id));
-                }
-                match decision {
-                    Decision::Accept => self.accept(challenge),
-                    Decision::Queue => self.queue.push_back(challenge),
-                    Decision::Decline(reason) => self.decline(&challenge.id, reason),
-                    Decision::Ignore => {}
-                }
-            }
-            Event::ChallengeCanceled { challenge } => {
-                info!(challenge = %challenge.id, "challenge canceled");
-                self.with_matchmaker(|m| m.challenge_canceled(&challenge.id));
-                self.queue.retain(|c| c.id != challenge.id);
-                if self.pending.remove(&challenge.id).is_some() {
-                    self.drain_queue();
-                }
-            }
-            Event::ChallengeDeclined { challenge } => {
-                info!(challenge = %challenge.id, reason = ?challenge.decline_reason_key, "our challenge was declined");
-                self.with_matchmaker(|m| m.challenge_declined(&challenge.id, Instant::now()));
-            }
-            Event::Unknown => debug!(?kind, "unknown event type ignored"),
-        }
-    }
-
-    /// Starts the task of game `id` (again, after `restarts` panics).
-    fn spawn_game(&mut self, id: String, restarts: u32) {
-        let quit = CancellationToken::new();
-        let task = self
-            .tasks
-            .spawn(play_game(self.ctx.clone(), id.clone(), quit.clone()))
-            .id();
-        self.games.insert(
-            id,
-            GameEntry {
-                quit,
-                task,
-                restarts,
-            },
-        );
-        self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
-    }
-
-    /// A game task panicked: the game is still running on lichess, so restart its task (the
-    /// new game stream starts with a fresh `gameFull`), at most [`MAX_GAME_RESTARTS`] times.
-    /// Only that game's entry changes: the others keep theirs (a replayed `gameStart` must not
-    /// start a second task for a game being played).
-    fn on_game_panic(&mut self, e: &tokio::task::JoinError) {
-        let Some(id) = self
-            .games
-            .iter()
-            .find(|(_, g)| g.task == e.id())
-            .map(|(id, _)| id.clone())
-        else {
-            warn!(error = %e, "a game task failed");
-            return;
-        };
-        let restarts = self.games.remove(&id).map_or(0, |g| g.restarts) + 1;
-        if restarts > MAX_GAME_RESTARTS {
-            tracing::error!(game_id = %id, error = %e, "game task failed again: leaving the game");
-            self.ctx
-                .client
-                .metrics()
-                .record_game(crate::telemetry::GameResult::Left, false);
-            self.finished.insert(id);
-            return;
-        }
-        tracing::error!(game_id = %id, error = %e, restarts, "game task failed: restarting it");
-        self.spawn_game(id, restarts);
-    }
-
-    /// Accepts `challenge`. lichess's daily bot-game limit may refuse it (429: ours, which
-    /// then holds for bots' challenges and matchmaking; 400: the challenger's, which
-    /// matchmaking then leaves alone); the challenge is then declined with `later` rather than
-    /// left hanging.
-    fn accept(&mut self, challenge: Challenge) {
-        let id = challenge.id;
-        let challenger = challenge.challenger.map(|c| c.id);
-        self.decided.insert(id.clone(), Instant::now());
-        self.pending.insert(id.clone(), Instant::now());
-        let client = self.ctx.client.clone();
-        let daily = self.daily_limit.clone();
-        let matchmaker = self.matchmaker.clone();
-        self.answers.spawn(async move {
-            let r = client.accept_challenge(&id).await;
-            if let Err(ApiError::BotGameLimit { ours, seconds, .. }) = &r {
-                if *ours {
-                    warn!(challenge = %id, reset_in_s = ?seconds,
-                        "daily bot-game limit reached: declining bots with `later` until it resets");
-                    daily.reached(*seconds, Instant::now());
-                } else if let (Some(mm), Some(opponent)) = (&matchmaker, &challenger) {
-                    mm.lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .opponent_limited(opponent, *seconds, Instant::now());
-                }
-                if let Err(e) = client
-                    .decline_challenge(&id, DeclineReason::Later.key())
-                    .await
-                {
-                    warn!(challenge = %id, error = %e, "declining failed");
-                }
-            }
-            (id, r)
-        });
-    }
-
-    fn decline(&mut self, id: &str, reason: DeclineReason) {
-        self.decided.insert(id.to_owned(), Instant::now());
-        let client = self.ctx.client.clone();
-        let id = id.to_owned();
-        tokio::spawn(async move {
-            if let Err(e) = client.decline_challenge(&id, reason.key()).await {
-                warn!(challenge = %id, error = %e, "declining failed");
-            }
-        });
-    }
-
-    /// Accepts queued challenges while slots are free.
-    fn drain_queue(&mut self) {
-        while let Some(c) = self.queue.front() {
-            let load = Load {
-                queued: 0,
-                ..self.load()
-            };
-            let decision =
-                challenge::decide(c, None, &self.ctx.settings.challenge, load, &self.ctx.me.id);
-            match decision {
-                Decision::Accept => {
-                    let Some(c) = self.queue.pop_front() else {
-                        break;
-                    };
-                    info!(challenge = %c.id, "accepting a queued challenge");
-                    self.accept(c);
-                }
-                Decision::Decline(r) => {
-                    let id = self.queue.pop_front().map(|c| c.id).unwrap_or_default();
-                    self.decline(&id, r);
-                }
-                Decision::Queue | Decision::Ignore => break,
-            }
-        }
-    }
-
-    fn expire(&mut self) {
-        let now = Instant::now();
-        let before = self.pending.len();
-        self.pending.retain(|id, t| {
-            let keep = now.duration_since(*t) < PENDING_TTL;
-            if !keep {
-                warn!(challenge = %id, "accepted challenge never started");
-            }
-            keep
-        });
-        self.decided
-            .retain(|_, t| now.duration_since(*t) < DECIDED_TTL);
-        if self.pending.len() != before {
-            self.drain_queue();
-        }
-    }
-}
-
-/// Starts the matchmaking task (it stops on `shutdown`) and returns its shared state.
-fn start_matchmaking(state: &State, shutdown: &CancellationToken) -> Arc<Mutex<Matchmaker>> {
-    let settings = &state.ctx.settings;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x9e37_79b9);
-    let mm = Arc::new(Mutex::new(
-        Matchmaker::new(settings.matchmaking.clone(), Instant::now(), seed)
-            .with_daily_limit(state.daily_limit.clone()),
-    ));
-    let me = &state.ctx.me;
-    let identity = matchmaking::Identity {
-        id: me.id.clone(),
-        atomic_rating: me
-            .perfs
-            .get("atomic")
-            .and_then(|p| p.rating)
-            .and_then(|r| u32::try_from(r).ok()),
-    };
-    info!(idle_s = settings.matchmaking.idle_s, rating = ?identity.atomic_rating, "matchmaking on");
-    let client = state.ctx.client.clone();
-    let load = state.published_load.clone();
-    let shared = mm.clone();
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        let metrics = client.metrics().clone();
-        matchmaking::run(
-            &client,
-            shared,
-            identity,
-            move || {
-                *load
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-            },
-            move || crate::metrics::Metrics::inc(&metrics.challenges_sent),
-            stop.cancelled_owned(),
-        )
-        .await;
-    });
-    mm
 }
 
 async fn sleep_opt(at: Option<Instant>) {
     match at {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
-    }
-}
-
-/// Resolves on the first SIGTERM or SIGINT, then exits the process at once on a second one.
-pub async fn shutdown_signal(token: CancellationToken) {
-    wait_signal().await;
-    info!("signal received: finishing (a second signal exits at once)");
-    token.cancel();
-    wait_signal().await;
-    warn!("second signal: exiting now");
-    std::process::exit(130);
-}
-
-async fn wait_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
-                }
-            }
-            _ => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -1,0 +1,365 @@
+//! Our turn: when the turn rule allows, a search (or a ponder on the opponent's time) runs on a
+//! blocking thread with a stop flag and a deadline; its move is posted once, and a rejected or
+//! failed post is handled here. Also each game's share of the search memory.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use atomic_chess::Color;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
+
+use super::{GameReport, MAX_REJECTED, RESYNC_WAIT, STUCK_GRACE, Task};
+use crate::config::{Engine, Settings};
+use crate::lichess::chat_commands::EvalReport;
+use crate::lichess::client::ApiError;
+use crate::lichess::clock::{TurnClock, budget};
+use crate::lichess::picker::{Budget, MovePicker, Pick, Proven, SimplePicker};
+
+pub(super) type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration);
+
+pub(super) enum Job {
+    Think {
+        handle: JoinHandle<ThinkOut>,
+        stop: Arc<AtomicBool>,
+        /// The move list this search answers.
+        key: String,
+        deadline: Instant,
+        /// The deadline already passed once (stop flag set).
+        stopped: bool,
+        /// When the line that made it our turn was read.
+        received: Instant,
+    },
+    Ponder {
+        /// The ponder thread sends the picker back when it stops.
+        handle: tokio::sync::oneshot::Receiver<Box<dyn MovePicker>>,
+        stop: Arc<AtomicBool>,
+    },
+}
+
+impl Task {
+    /// Starts a search or a ponder when the turn rule allows it.
+    pub(super) fn act(&mut self) {
+        let (Some(state), Some(game), Some(color)) = (&self.state, &self.game, self.color) else {
+            return;
+        };
+        if state.is_terminal() || self.quitting.is_some() {
+            return;
+        }
+        let key = state.moves.trim().to_owned();
+        let our_turn = game.position().turn() == color;
+        if let Some(Job::Ponder { stop, .. }) = &self.job {
+            if our_turn {
+                stop.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        if self.job.is_some() {
+            return;
+        }
+        let picker = match self.picker.take() {
+            Some(p) => p,
+            None => self.ctx.pickers.create(hash_share(&self.ctx.settings)),
+        };
+        if our_turn
+            && self.post.is_none()
+            && self.resync_until.is_none()
+            && self.answered.as_deref() != Some(key.as_str())
+        {
+            let (ours, inc) = match color {
+                Color::White => (state.wtime, state.winc),
+                Color::Black => (state.btime, state.binc),
+            };
+            let turn = TurnClock {
+                remaining_ms: ours,
+                increment_ms: inc,
+                ply: u32::try_from(game.moves().len()).unwrap_or(u32::MAX),
+                first_move: game.moves().len() < 2,
+                first_move_left: state.expiration.map(|e| e.left()),
+                clocked: self.full.as_ref().is_some_and(|f| f.clock.is_some()),
+            };
+            let mut budget = budget(
+                &self.ctx.settings.game,
+                &turn,
+                self.ctx.running.load(Ordering::Relaxed),
+                self.ctx.settings.search.threads,
+            );
+            // Our clock has run since the line that made it our turn was read (stopping a
+            // ponder, a re-sync): that time comes out of this move's budget, not the reserve.
+            let spent = self.received.elapsed();
+            budget.soft = budget.soft.saturating_sub(spent);
+            budget.hard = budget.hard.saturating_sub(spent);
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let game = game.clone();
+            let mut picker = picker;
+            let handle = tokio::task::spawn_blocking(move || {
+                lower_thread_priority();
+                let t = std::time::Instant::now();
+                let pick = picker.pick(&game, &budget, &flag);
+                (picker, pick, t.elapsed())
+            });
+            debug!(
+                soft_ms = budget.soft.as_millis() as u64,
+                hard_ms = budget.hard.as_millis() as u64,
+                "thinking"
+            );
+            self.answered = Some(key.clone());
+            self.job = Some(Job::Think {
+                handle,
+                stop,
+                key,
+                deadline: Instant::now() + budget.hard + Duration::from_millis(20),
+                stopped: false,
+                received: self.received,
+            });
+        } else if !our_turn
+            && self.ctx.settings.game.ponder
+            && self.ctx.running.load(Ordering::Relaxed) <= 1
+            && !game.moves().is_empty()
+            && self.pondered.as_deref() != Some(key.as_str())
+        {
+            // Once per position: a ponder that returns early (tree full, root proven) must not
+            // be restarted in a loop.
+            self.pondered = Some(key.clone());
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            let game = game.clone();
+            let mut picker = picker;
+            let (tx, handle) = tokio::sync::oneshot::channel();
+            // Its own thread at normal priority (not the reniced blocking pool): pondering only
+            // runs with a single game, and it must notice `stop` at once when our turn comes,
+            // even on a loaded machine (a reniced ponder thread took ~100 ms to stop there).
+            let spawned = std::thread::Builder::new()
+                .name("ponder".into())
+                .spawn(move || {
+                    picker.ponder(&game, &flag);
+                    let _ = tx.send(picker);
+                });
+            match spawned {
+                Ok(_) => self.job = Some(Job::Ponder { handle, stop }),
+                Err(e) => warn!(error = %e, "cannot start the ponder thread"),
+            }
+        } else {
+            self.picker = Some(picker);
+        }
+    }
+
+    pub(super) fn on_thought(&mut self, r: Result<ThinkOut, tokio::task::JoinError>) {
+        let Some(Job::Think { key, received, .. }) = self.job.take() else {
+            return;
+        };
+        let (pick, think) = match r {
+            Ok((picker, pick, think)) => {
+                self.picker = Some(picker);
+                (pick, think)
+            }
+            Err(e) => {
+                warn!(error = %e, "the move picker failed; playing a fallback move");
+                (None, Duration::ZERO)
+            }
+        };
+        let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
+        if current.as_deref() != Some(key.as_str()) {
+            // The position changed while thinking (takeback): forget this answer.
+            if self.answered.as_deref() == Some(key.as_str()) {
+                self.answered = None;
+            }
+            self.act();
+            return;
+        }
+        let pick = pick.or_else(|| self.fallback_pick());
+        let Some(pick) = pick else {
+            warn!("no legal move");
+            return;
+        };
+        self.win_probability = pick.win_probability;
+        let eval = self
+            .picker
+            .as_ref()
+            .and_then(|p| p.last_eval())
+            .unwrap_or_else(|| EvalReport {
+                win_probability: Some(pick.win_probability),
+                pv: vec![pick.mv.to_string()],
+                ..EvalReport::default()
+            });
+        self.stats.record_move(think, eval.nodes);
+        self.eval = Some(eval);
+        if pick.proven == Some(Proven::Loss) && self.ctx.settings.game.resign_proven_loss {
+            info!("proven loss: resigning");
+            self.spawn_action("resign");
+            return;
+        }
+        self.post_move(pick, key, received, think);
+    }
+
+    pub(super) fn fallback_pick(&self) -> Option<Pick> {
+        let game = self.game.as_ref()?;
+        let budget = Budget {
+            soft: Duration::ZERO,
+            hard: Duration::ZERO,
+            threads: 1,
+        };
+        SimplePicker::default().pick(game, &budget, &AtomicBool::new(false))
+    }
+
+    pub(super) fn post_move(
+        &mut self,
+        pick: Pick,
+        key: String,
+        received: Instant,
+        think: Duration,
+    ) {
+        let uci = pick.mv.to_string();
+        self.post_timing = Some((received, think));
+        let client = self.ctx.client.clone();
+        let id = self.id.clone();
+        let metrics = self.ctx.metrics.clone();
+        let win = pick.win_probability;
+        self.post = Some((
+            Box::pin(async move {
+                // Measured as the request leaves: everything but the think time is overhead.
+                let overhead = received.elapsed().saturating_sub(think);
+                metrics.record(overhead);
+                info!(mv = %uci, think_ms = think.as_millis() as u64,
+                    overhead_us = overhead.as_micros() as u64, win, "move");
+                client.make_move(&id, &uci, None).await
+            }),
+            key,
+        ));
+    }
+
+    pub(super) fn on_think_deadline(&mut self) {
+        let Some(Job::Think {
+            stop,
+            deadline,
+            stopped,
+            ..
+        }) = &mut self.job
+        else {
+            return;
+        };
+        stop.store(true, Ordering::Relaxed);
+        if !*stopped {
+            *stopped = true;
+            *deadline += STUCK_GRACE;
+            return;
+        }
+        // The picker ignores its stop flag: abandon it (a new one is created) and play now.
+        let Some(Job::Think { key, received, .. }) = self.job.take() else {
+            return;
+        };
+        warn!("move picker missed its deadline; playing a fallback move");
+        if let Some(pick) = self.fallback_pick() {
+            self.post_move(pick, key, received, Duration::ZERO);
+        }
+    }
+
+    pub(super) fn on_posted(&mut self, r: Result<(), ApiError>) -> Option<GameReport> {
+        let (_, key) = self.post.take()?;
+        let timing = self.post_timing.take();
+        match r {
+            Ok(()) => {
+                if let Some((received, think)) = timing {
+                    self.ctx
+                        .client
+                        .metrics()
+                        .record_move(received.elapsed(), think);
+                }
+            }
+            Err(e @ ApiError::Unauthorized { .. }) => {
+                return Some(self.leave("unauthorized", Some(e.to_string())));
+            }
+            Err(e) => {
+                let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
+                if current.as_deref() != Some(key.as_str()) {
+                    debug!(error = %e, "move error after the position moved on; ignored");
+                } else {
+                    let ply = key.split_ascii_whitespace().count();
+                    self.rejected = if self.rejected.0 == ply {
+                        (ply, self.rejected.1 + 1)
+                    } else {
+                        (ply, 1)
+                    };
+                    warn!(error = %e, attempt = self.rejected.1, "move not accepted; re-syncing from the stream");
+                    self.answered = None;
+                    if self.rejected.1 >= MAX_REJECTED {
+                        warn!("giving up on this game after repeated move rejections");
+                        self.quit_game();
+                        return None;
+                    }
+                    if e.status() == Some(400) {
+                        // Reopen the stream: its gameFull is the truth. Searching the state we
+                        // have now would often be wasted (the game may have moved on or
+                        // ended), so wait for that gameFull, or RESYNC_WAIT at most.
+                        self.reader = None;
+                        self.connecting = None;
+                        self.reconnect_at = Some(Instant::now());
+                        self.resync_until = Some(Instant::now() + RESYNC_WAIT);
+                    } else {
+                        self.act();
+                    }
+                }
+            }
+        }
+        self.act();
+        None
+    }
+}
+
+/// Each game's search memory (`Hash`): `search.hash_mb` bounds all games together. The MCTS
+/// copies the kept subtree into a fresh arena between moves, so one tree can briefly use twice
+/// its `Hash`: each game gets half of its share. The alpha-beta table never copies, and its
+/// pages are committed only as the search writes them: it gets the whole share.
+pub fn hash_share(settings: &Settings) -> u64 {
+    let share = settings.search.hash_mb / u64::from(settings.challenge.max_games.max(1));
+    let share = match settings.search.engine {
+        Engine::Mcts => share / 2,
+        Engine::Alphabeta | Engine::Simple => share,
+    };
+    share.max(1)
+}
+
+/// Runs the calling (blocking-pool) thread at a lower CPU priority, once per thread, so that the
+/// async runtime (reading streams, posting moves) is never queued behind the searches when
+/// several games share two cores: this is what keeps the turn latency small.
+fn lower_thread_priority() {
+    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    LOWERED.with(|done| {
+        if done.replace(true) {
+            return;
+        }
+        #[cfg(target_os = "linux")]
+        // SAFETY: setpriority takes plain integers and has no memory-safety preconditions. On
+        // Linux, PRIO_PROCESS with who = 0 changes only the calling thread (NPTL threads have
+        // their own nice value); raising the nice value needs no privilege.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, SEARCH_NICE);
+        }
+    });
+}
+
+/// Nice value of search threads (the runtime stays at 0).
+#[cfg(target_os = "linux")]
+const SEARCH_NICE: libc::c_int = 5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+
+    #[test]
+    fn only_the_mcts_halves_its_share_of_the_hash() {
+        let mut settings = Settings::default();
+        settings.search.hash_mb = 512;
+        settings.challenge.max_games = 4;
+        settings.search.engine = Engine::Alphabeta;
+        assert_eq!(hash_share(&settings), 128);
+        settings.search.engine = Engine::Mcts;
+        assert_eq!(hash_share(&settings), 64);
+        settings.search.hash_mb = 1;
+        assert_eq!(hash_share(&settings), 1);
+    }
+}
