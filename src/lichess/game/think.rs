@@ -187,7 +187,8 @@ impl Task {
             });
         self.stats.record_move(think, eval.nodes);
         self.eval = Some(eval);
-        if pick.proven == Some(Proven::Loss) && self.ctx.settings.game.resign_proven_loss {
+        if matches!(pick.proven, Some(Proven::Loss(_))) && self.ctx.settings.game.resign_proven_loss
+        {
             info!("proven loss: resigning");
             self.spawn_action("resign");
             return;
