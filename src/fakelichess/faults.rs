@@ -19,6 +19,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::FakeLichess;
+use crate::lichess::client::Endpoint;
 
 /// A small seeded generator (SplitMix64): reproducible schedules without a dependency.
 #[derive(Clone, Debug)]
@@ -89,8 +90,8 @@ pub enum Fault {
     SilenceGameStream,
     /// The next `times` requests to `endpoint` get `status` (5xx) with an HTML page.
     ServerError {
-        /// Endpoint name of [`FakeLichess::fail_next`].
-        endpoint: &'static str,
+        /// The endpoint.
+        endpoint: Endpoint,
         /// 500, 502, 503 or 504.
         status: u16,
         /// How many requests in a row.
@@ -98,8 +99,8 @@ pub enum Fault {
     },
     /// The next request to `endpoint` gets 429 with lichess's HTML page.
     RateLimited {
-        /// Endpoint name of [`FakeLichess::fail_next`].
-        endpoint: &'static str,
+        /// The endpoint.
+        endpoint: Endpoint,
     },
     /// A junk line on the user's event stream.
     JunkEventLine(BadLine),
@@ -136,27 +137,27 @@ impl Fault {
 }
 
 /// Endpoints that get 5xx: every one the bot uses while playing.
-pub const SERVER_ERROR_ENDPOINTS: [&str; 8] = [
-    "event_stream",
-    "game_stream",
-    "move",
-    "accept",
-    "decline",
-    "account",
-    "playing",
-    "chat",
+pub const SERVER_ERROR_ENDPOINTS: [Endpoint; 8] = [
+    Endpoint::EventStream,
+    Endpoint::GameStream,
+    Endpoint::Move,
+    Endpoint::Accept,
+    Endpoint::Decline,
+    Endpoint::Account,
+    Endpoint::Playing,
+    Endpoint::Chat,
 ];
 
 /// Endpoints that get 429. Not `move` nor `game_stream`: a 429 asks a client to wait a minute,
 /// lichess does not rate-limit a bot's moves and game streams at a playing pace, and a minute's
 /// pause in a bullet game is lost on time whatever the client does.
-pub const RATE_LIMITED_ENDPOINTS: [&str; 6] = [
-    "event_stream",
-    "accept",
-    "decline",
-    "account",
-    "playing",
-    "chat",
+pub const RATE_LIMITED_ENDPOINTS: [Endpoint; 6] = [
+    Endpoint::EventStream,
+    Endpoint::Accept,
+    Endpoint::Decline,
+    Endpoint::Account,
+    Endpoint::Playing,
+    Endpoint::Chat,
 ];
 
 /// How often each fault comes, per minute, and how the costly ones are spaced.
@@ -236,12 +237,12 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
         (rates.silence_event_stream, &|_| Fault::SilenceEventStream),
         (rates.silence_game_stream, &|_| Fault::SilenceGameStream),
         (rates.server_error, &|r| Fault::ServerError {
-            endpoint: r.pick::<&str>(&SERVER_ERROR_ENDPOINTS),
+            endpoint: *r.pick(&SERVER_ERROR_ENDPOINTS),
             status: *r.pick(&[500, 502, 503, 504]),
             times: 1 + r.below(2) as usize,
         }),
         (rates.rate_limited, &|r| Fault::RateLimited {
-            endpoint: r.pick::<&str>(&RATE_LIMITED_ENDPOINTS),
+            endpoint: *r.pick(&RATE_LIMITED_ENDPOINTS),
         }),
         (rates.junk_event_line, &|r| {
             Fault::JunkEventLine(random_bad_line(r))
@@ -418,7 +419,7 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
         // the bot seldom calls: a fault is not stacked on one still waiting, so that no burst
         // of them builds up that no real outage would give.
         Fault::ServerError { endpoint, .. } | Fault::RateLimited { endpoint }
-            if fake.pending_faults(endpoint) > 0 =>
+            if fake.pending_faults(*endpoint) > 0 =>
         {
             None
         }
@@ -427,11 +428,11 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
             status,
             times,
         } => {
-            fake.fail_next(endpoint, *status, &server_error_page(*status), *times);
+            fake.fail_next(*endpoint, *status, &server_error_page(*status), *times);
             Some(Target::Account)
         }
         Fault::RateLimited { endpoint } => {
-            fake.fail_next(endpoint, 429, RATE_LIMITED_PAGE, 1);
+            fake.fail_next(*endpoint, 429, RATE_LIMITED_PAGE, 1);
             Some(Target::Account)
         }
         Fault::JunkEventLine(junk) => {

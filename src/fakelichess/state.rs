@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use atomic_chess::{Color, Game, Position, Termination};
 use axum::body::Bytes;
-use axum::http::Method;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{FakeAccount, FakeConfig};
+use crate::lichess::client::Endpoint;
 
 /// How castling is written in the move lists the server sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,25 +53,6 @@ impl Default for ChallengeSpec {
     }
 }
 
-/// One request seen by the server.
-#[derive(Clone, Debug)]
-pub struct RequestRecord {
-    /// `GET`/`POST`.
-    pub method: String,
-    /// Path and nothing else (no query, no headers, no token).
-    pub path: String,
-    /// Endpoint kind (see `FakeLichess::fail_next`).
-    pub endpoint: String,
-    /// Authenticated user id.
-    pub user: Option<String>,
-    /// The User-Agent header.
-    pub user_agent: String,
-    /// Status answered.
-    pub status: u16,
-    /// When it arrived.
-    pub at: Instant,
-}
-
 /// A game as the server sees it.
 #[derive(Clone, Debug)]
 pub struct GameSnapshot {
@@ -100,13 +81,16 @@ impl GameSnapshot {
     }
 }
 
-pub(crate) enum Reply {
-    Json(u16, Value),
-    Raw(u16, String),
-    Stream(mpsc::UnboundedReceiver<Bytes>, CancellationToken),
+/// An open ND-JSON stream: its lines, and the token that cuts it abruptly.
+pub(crate) struct Stream {
+    /// Lines as the server sends them (newline included).
+    pub(crate) rx: mpsc::UnboundedReceiver<Bytes>,
+    /// Cancelled to cut the stream without a final line.
+    pub(crate) cut: CancellationToken,
 }
 
-type Res<T> = Result<T, (u16, String)>;
+/// A result with lichess's error answer: `(status, error text)`.
+pub(crate) type Res<T> = Result<T, (u16, String)>;
 
 struct Conn {
     user: String,
@@ -311,15 +295,16 @@ fn err<T>(status: u16, text: &str) -> Res<T> {
 }
 
 pub(crate) struct Inner {
-    config: FakeConfig,
+    pub(crate) config: FakeConfig,
     event_conns: HashMap<String, Conn>,
     pub(crate) event_connects: HashMap<String, usize>,
     pub(crate) silent_event_streams: usize,
     challenges: HashMap<String, ChallengeRec>,
     games: HashMap<String, GameRec>,
-    game_order: Vec<String>,
-    faults: HashMap<String, VecDeque<(u16, String)>>,
-    pub(crate) requests: Vec<RequestRecord>,
+    pub(crate) game_order: Vec<String>,
+    /// Answers queued by `fail_next`, by endpoint (`gate.rs`).
+    pub(crate) faults: HashMap<Endpoint, VecDeque<(u16, String)>>,
+    pub(crate) requests: Vec<super::log::RequestRecord>,
     rng: u64,
     /// Lagged accounts (`lag.rs`).
     pub(crate) lags: super::lag::Lags,
@@ -386,14 +371,14 @@ impl Inner {
         }
     }
 
-    fn account(&self, id: &str) -> Option<&FakeAccount> {
+    pub(crate) fn account(&self, id: &str) -> Option<&FakeAccount> {
         self.config
             .accounts
             .iter()
             .find(|a| a.id == id.to_lowercase())
     }
 
-    fn user_json(&self, id: &str) -> Value {
+    pub(crate) fn user_json(&self, id: &str) -> Value {
         match self.account(id) {
             Some(a) => json!({"id": a.id, "name": a.username,
                 "title": if a.bot { json!("BOT") } else { Value::Null }, "rating": 1500}),
@@ -422,7 +407,7 @@ impl Inner {
     /// lichess's answer when a game between bots `user` and `other` would pass the daily
     /// limit: 429 when `user` (who asks) has played its games, 400 when `other` has. `None`
     /// when no limit is simulated, one of them is human, or both may still play.
-    fn bot_limit_reply(&self, user: &str, other: &str) -> Option<Reply> {
+    pub(crate) fn bot_limit_reply(&self, user: &str, other: &str) -> Option<(u16, Value)> {
         let limit = self.bot_limit?;
         let bots = [user, other]
             .iter()
@@ -435,7 +420,7 @@ impl Inner {
                 "ratelimit": {"key": "bot.vsBot.day", "seconds": limit.reset_s}})
         };
         if self.bot_games_of(user) >= limit.per_day {
-            return Some(Reply::Json(
+            return Some((
                 429,
                 body(format!(
                     "You played {} games against other bots today, please wait before challenging another bot.",
@@ -444,7 +429,7 @@ impl Inner {
             ));
         }
         if self.bot_games_of(other) >= limit.per_day {
-            return Some(Reply::Json(
+            return Some((
                 400,
                 body(format!(
                     "{other} played {} games against other bots today, please wait.",
@@ -456,7 +441,7 @@ impl Inner {
     }
 
     /// The daily limit, checked on accepting challenge `id` (lila's `acceptLimitError`).
-    fn bot_limit_on_accept(&self, id: &str, user: &str) -> Option<Reply> {
+    pub(crate) fn bot_limit_on_accept(&self, id: &str, user: &str) -> Option<(u16, Value)> {
         let c = self.challenges.get(id)?;
         if c.to != user {
             return None;
@@ -464,204 +449,55 @@ impl Inner {
         self.bot_limit_reply(user, &c.from)
     }
 
-    pub(crate) fn fail_next(&mut self, endpoint: &str, status: u16, body: &str, times: usize) {
-        let q = self.faults.entry(endpoint.to_owned()).or_default();
-        for _ in 0..times {
-            q.push_back((status, body.to_owned()));
-        }
+    /// The account id of a bearer token.
+    pub(crate) fn user_of_token(&self, token: Option<&str>) -> Option<String> {
+        let token = token?;
+        self.config
+            .accounts
+            .iter()
+            .find(|a| a.token == token)
+            .map(|a| a.id.clone())
     }
 
-    /// Routes one request; records it.
-    pub(crate) fn route(
-        &mut self,
-        method: &Method,
-        path: &str,
-        token: Option<&str>,
-        ua: &str,
-        form: &[(String, String)],
-        query: &[(String, String)],
-    ) -> Reply {
-        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-        let get = *method == Method::GET;
-        let post = *method == Method::POST;
-        let endpoint = match segs.as_slice() {
-            ["api", "account"] if get => "account",
-            ["api", "bot", "account", "upgrade"] if post => "upgrade",
-            ["api", "account", "playing"] if get => "playing",
-            ["api", "stream", "event"] if get => "event_stream",
-            ["api", "bot", "game", "stream", _] if get => "game_stream",
-            ["api", "bot", "game", _, "move", _] if post => "move",
-            ["api", "bot", "game", _, "chat"] if post => "chat",
-            ["api", "bot", "game", _, "abort"] if post => "abort",
-            ["api", "bot", "game", _, "resign"] if post => "resign",
-            ["api", "bot", "game", _, "draw", _] if post => "draw",
-            ["api", "bot", "game", _, "takeback", _] if post => "takeback",
-            ["api", "bot", "game", _, "claim-victory"] if post => "claim",
-            ["api", "bot", "game", _, "claim-draw"] if post => "claim_draw",
-            ["api", "challenge", _, "accept"] if post => "accept",
-            ["api", "challenge", _, "decline"] if post => "decline",
-            ["api", "challenge", _, "cancel"] if post => "cancel",
-            ["api", "challenge", _] if post => "challenge",
-            ["api", "bot", "online"] if get => "online",
-            _ => "unknown",
-        };
-        let user = token.and_then(|t| {
-            self.config
-                .accounts
-                .iter()
-                .find(|a| a.token == t)
-                .map(|a| a.id.clone())
-        });
-        let reply = match (&user, endpoint) {
-            (_, "unknown") => Reply::Json(404, json!({"error": "Not found."})),
-            (None, _) => Reply::Json(401, json!({"error": "No such token"})),
-            (Some(u), _) => {
-                let fault = self.faults.get_mut(endpoint).and_then(|q| q.pop_front());
-                match fault {
-                    Some((status, body)) => {
-                        if serde_json::from_str::<Value>(&body).is_ok() {
-                            Reply::Json(status, serde_json::from_str(&body).unwrap_or(Value::Null))
-                        } else {
-                            Reply::Raw(status, body)
-                        }
-                    }
-                    None => {
-                        let u = u.clone();
-                        self.dispatch(endpoint, &segs, &u, ua, form, query)
-                    }
-                }
-            }
-        };
-        let status = match &reply {
-            Reply::Json(s, _) | Reply::Raw(s, _) => *s,
-            Reply::Stream(..) => 200,
-        };
-        self.requests.push(RequestRecord {
-            method: method.to_string(),
-            path: path.to_owned(),
-            endpoint: endpoint.to_owned(),
-            user,
-            user_agent: ua.to_owned(),
-            status,
-            at: Instant::now(),
-        });
-        reply
+    /// `GET /api/account`.
+    pub(crate) fn account_json(&self, user: &str) -> Value {
+        let mut v = self.user_json(user);
+        v["username"] = v["name"].clone();
+        v
     }
 
-    fn dispatch(
-        &mut self,
-        endpoint: &str,
-        segs: &[&str],
-        user: &str,
-        ua: &str,
-        form: &[(String, String)],
-        query: &[(String, String)],
-    ) -> Reply {
-        let field = |k: &str, from: &[(String, String)]| {
-            from.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone())
-        };
-        let ok = |r: Res<()>| match r {
-            Ok(()) => Reply::Json(200, json!({"ok": true})),
-            Err((s, e)) => Reply::Json(s, json!({"error": e})),
-        };
-        let seg = |i: usize| segs.get(i).copied().unwrap_or("");
-        match endpoint {
-            "account" => {
-                let mut v = self.user_json(user);
-                v["username"] = v["name"].clone();
-                Reply::Json(200, v)
-            }
-            "upgrade" => ok(self.upgrade(user)),
-            "playing" => {
-                let games: Vec<Value> = self
-                    .game_order
-                    .iter()
-                    .filter_map(|id| self.games.get(id))
-                    .filter(|g| !g.is_over() && g.color_of(user).is_some())
-                    .map(|g| self.game_info(g, user))
-                    .collect();
-                let my_turn = games
-                    .iter()
-                    .filter(|g| g["isMyTurn"] == json!(true))
-                    .count();
-                Reply::Json(200, json!({"nowPlaying": games, "nbMyTurn": my_turn}))
-            }
-            "event_stream" => self.open_event_stream(user, ua),
-            "online" => {
-                // The other bot accounts, as lichess's ND-JSON user list (matchmaking).
-                let lines: String = self
-                    .config
-                    .accounts
-                    .iter()
-                    .filter(|a| a.bot && a.id != user)
-                    .map(|a| {
-                        let u = json!({"id": a.id, "username": a.username, "title": "BOT",
-                            "perfs": {"atomic": {"games": 10, "rating": 1500, "rd": 60, "prog": 0}}});
-                        format!("{u}\n")
-                    })
-                    .collect();
-                Reply::Raw(200, lines)
-            }
-            "game_stream" => match self.open_game_stream(user, ua, seg(4)) {
-                Ok(r) => r,
-                Err((s, e)) => Reply::Json(s, json!({"error": e})),
-            },
-            "move" => {
-                let offering = field("offeringDraw", query).map(|v| v == "true");
-                ok(self
-                    .play(seg(3), user, seg(5), offering)
-                    .map_err(|e| (400, e)))
-            }
-            "chat" => {
-                let text = field("text", form).unwrap_or_default();
-                ok(self.chat(seg(3), user, &text))
-            }
-            "abort" => ok(self.abort(seg(3), user)),
-            "resign" => ok(self.resign(seg(3), user).map_err(|e| (400, e))),
-            "draw" => {
-                let yes = matches!(seg(5), "yes" | "true");
-                ok(self.draw(seg(3), user, yes).map_err(|e| (404, e)))
-            }
-            "takeback" => {
-                let yes = matches!(seg(5), "yes" | "true");
-                ok(self.takeback(seg(3), user, yes).map_err(|e| (404, e)))
-            }
-            "claim" => ok(self.claim(seg(3), user)),
-            "claim_draw" => ok(self.claim_draw(seg(3), user)),
-            "accept" => {
-                if let Some(limited) = self.bot_limit_on_accept(seg(2), user) {
-                    return limited;
-                }
-                ok(self.accept(seg(2), user))
-            }
-            "decline" => {
-                let reason = field("reason", form).unwrap_or_else(|| "generic".into());
-                ok(self.decline(seg(2), user, &reason))
-            }
-            "cancel" => ok(self.cancel_challenge(seg(2)).map_err(|e| (404, e))),
-            "challenge" => {
-                if let Some(limited) = self.bot_limit_reply(user, &seg(2).to_lowercase()) {
-                    return limited;
-                }
-                let num = |k: &str| field(k, form).and_then(|v| v.parse::<u32>().ok());
-                let spec = ChallengeSpec {
-                    rated: field("rated", form).as_deref() == Some("true"),
-                    clock: num("clock.limit").map(|l| (l, num("clock.increment").unwrap_or(0))),
-                    days: num("days"),
-                    variant: field("variant", form).unwrap_or_else(|| "standard".into()),
-                    color: field("color", form).unwrap_or_else(|| "random".into()),
-                    fen: field("fen", form).filter(|f| !f.is_empty()),
-                };
-                match self.create_challenge(user, seg(2), &spec) {
-                    Ok(id) => Reply::Json(200, self.challenge_json(&id)),
-                    Err(e) => Reply::Json(400, json!({"error": e})),
-                }
-            }
-            _ => Reply::Json(404, json!({"error": "Not found."})),
-        }
+    /// `GET /api/account/playing`: `user`'s running games.
+    pub(crate) fn playing_json(&self, user: &str) -> Value {
+        let games: Vec<Value> = self
+            .game_order
+            .iter()
+            .filter_map(|id| self.games.get(id))
+            .filter(|g| !g.is_over() && g.color_of(user).is_some())
+            .map(|g| self.game_info(g, user))
+            .collect();
+        let my_turn = games
+            .iter()
+            .filter(|g| g["isMyTurn"] == json!(true))
+            .count();
+        json!({"nowPlaying": games, "nbMyTurn": my_turn})
     }
 
-    fn upgrade(&mut self, user: &str) -> Res<()> {
+    /// `GET /api/bot/online`: the other bot accounts, as lichess's ND-JSON user list
+    /// (matchmaking).
+    pub(crate) fn online_lines(&self, user: &str) -> String {
+        self.config
+            .accounts
+            .iter()
+            .filter(|a| a.bot && a.id != user)
+            .map(|a| {
+                let u = json!({"id": a.id, "username": a.username, "title": "BOT",
+                    "perfs": {"atomic": {"games": 10, "rating": 1500, "rd": 60, "prog": 0}}});
+                format!("{u}\n")
+            })
+            .collect()
+    }
+
+    pub(crate) fn upgrade(&mut self, user: &str) -> Res<()> {
         if self.games.values().any(|g| g.color_of(user).is_some()) {
             return err(400, "This account has already played games");
         }
@@ -674,7 +510,7 @@ impl Inner {
         }
     }
 
-    fn open_event_stream(&mut self, user: &str, ua: &str) -> Reply {
+    pub(crate) fn open_event_stream(&mut self, user: &str, ua: &str) -> Stream {
         *self.event_connects.entry(user.to_owned()).or_default() += 1;
         if let Some(old) = self.event_conns.remove(user) {
             old.cut.cancel();
@@ -713,10 +549,10 @@ impl Inner {
             conn.send(&self.challenge_event("challenge", &c.id).to_string());
         }
         self.event_conns.insert(user.to_owned(), conn);
-        Reply::Stream(rx, cut)
+        Stream { rx, cut }
     }
 
-    pub(crate) fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Reply> {
+    pub(crate) fn open_game_stream(&mut self, user: &str, ua: &str, id: &str) -> Res<Stream> {
         let full = {
             let Some(g) = self.games.get(id) else {
                 return err(404, "No such game");
@@ -750,7 +586,7 @@ impl Inner {
         if !g.is_over() {
             g.subs.push(conn);
         }
-        Ok(Reply::Stream(rx, cut))
+        Ok(Stream { rx, cut })
     }
 
     fn game_full(&self, g: &GameRec) -> Value {
@@ -788,7 +624,7 @@ impl Inner {
         v
     }
 
-    fn challenge_json(&self, id: &str) -> Value {
+    pub(crate) fn challenge_json(&self, id: &str) -> Value {
         let Some(c) = self.challenges.get(id) else {
             return Value::Null;
         };
@@ -924,7 +760,7 @@ impl Inner {
         Ok(())
     }
 
-    fn accept(&mut self, id: &str, user: &str) -> Res<()> {
+    pub(crate) fn accept(&mut self, id: &str, user: &str) -> Res<()> {
         let Some(c) = self.challenges.get_mut(id) else {
             return err(404, "Challenge not found");
         };
@@ -990,7 +826,7 @@ impl Inner {
         Ok(())
     }
 
-    fn decline(&mut self, id: &str, user: &str, reason: &str) -> Res<()> {
+    pub(crate) fn decline(&mut self, id: &str, user: &str, reason: &str) -> Res<()> {
         let Some(c) = self.challenges.get_mut(id) else {
             return err(404, "Challenge not found");
         };
@@ -1115,7 +951,7 @@ impl Inner {
         }
     }
 
-    fn chat(&mut self, id: &str, user: &str, text: &str) -> Res<()> {
+    pub(crate) fn chat(&mut self, id: &str, user: &str, text: &str) -> Res<()> {
         let name = self
             .account(user)
             .map(|a| a.username.clone())
@@ -1138,7 +974,7 @@ impl Inner {
             .unwrap_or_default()
     }
 
-    fn abort(&mut self, id: &str, user: &str) -> Res<()> {
+    pub(crate) fn abort(&mut self, id: &str, user: &str) -> Res<()> {
         let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
         if g.is_over() || g.moves.len() >= 2 {
             return err(400, "This game can no longer be aborted");
@@ -1231,7 +1067,7 @@ impl Inner {
     /// `POST .../claim-victory`: once the opponent's `opponentGone` countdown ran out, in a
     /// game with a clock (lichess's `forceResignable` requires one: in correspondence and
     /// unlimited games only a draw can be claimed).
-    fn claim(&mut self, id: &str, user: &str) -> Res<()> {
+    pub(crate) fn claim(&mut self, id: &str, user: &str) -> Res<()> {
         let (g, color) = self.game_mut(id, user).map_err(|e| (404, e))?;
         match &g.gone {
             Some((u, t))
@@ -1246,7 +1082,7 @@ impl Inner {
 
     /// `POST .../claim-draw`: like claim-victory, once the opponent's `opponentGone`
     /// countdown ran out, but the game ends without a winner (status `timeout`).
-    fn claim_draw(&mut self, id: &str, user: &str) -> Res<()> {
+    pub(crate) fn claim_draw(&mut self, id: &str, user: &str) -> Res<()> {
         let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
         match &g.gone {
             Some((u, t)) if u != user && Instant::now() >= *t && !g.is_over() => {
@@ -1374,16 +1210,6 @@ impl Inner {
             n += 1;
         }
         n
-    }
-
-    /// Answers still queued by `fail_next` for `endpoint`.
-    pub(crate) fn pending_faults(&self, endpoint: &str) -> usize {
-        self.faults.get(endpoint).map_or(0, VecDeque::len)
-    }
-
-    /// Drops every answer queued by `fail_next` (the outage is over).
-    pub(crate) fn clear_faults(&mut self) {
-        self.faults.clear();
     }
 
     /// Whether `user` holds an open event stream that is not silenced.
