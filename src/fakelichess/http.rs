@@ -12,7 +12,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::state::{Inner, Stream};
+use super::state::Inner;
+use super::streams::Stream;
 use crate::lichess::client::Endpoint;
 
 /// The server state, shared by the handlers, the layers and the in-process control methods.

@@ -24,14 +24,20 @@
 //! same middleware (lag, junk, request log, token and injected faults), so the handlers only
 //! read their extracted path, query or form and call the state.
 
+mod accounts;
+mod challenges;
+mod clock;
 pub mod faults;
+mod games;
 mod gate;
 mod http;
+mod json;
 pub mod junk;
 mod lag;
 mod log;
 mod routes;
 mod state;
+mod streams;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -41,10 +47,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::lichess::client::Endpoint;
+pub use challenges::ChallengeSpec;
+pub use games::{Castling, GameSnapshot};
 use http::{Shared, lock};
 pub use log::RequestRecord;
 use state::Inner;
-pub use state::{Castling, ChallengeSpec, GameSnapshot};
 
 /// One account of the fake server.
 #[derive(Clone, Debug)]
@@ -296,7 +303,7 @@ impl FakeLichess {
     /// humans are not limited. (The in-process [`FakeLichess::challenge`] skips the check,
     /// like a challenge created before the limit was reached.)
     pub fn limit_bot_games(&self, per_day: usize, reset_s: u64) {
-        self.with(|i| i.limit_bot_games(state::BotLimit { per_day, reset_s }));
+        self.with(|i| i.limit_bot_games(challenges::BotLimit { per_day, reset_s }));
     }
 
     /// From now on every JSON document sent (answers and stream lines) carries seeded junk

@@ -15,8 +15,9 @@ use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::challenges::ChallengeSpec;
 use super::http::{self, Caller, Guarded, Shared, lock, user_agent};
-use super::state::{ChallengeSpec, Res};
+use super::state::Res;
 use super::{gate, junk, lag, log};
 use crate::lichess::client::Endpoint;
 
