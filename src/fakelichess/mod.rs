@@ -26,6 +26,7 @@
 
 mod accounts;
 mod challenges;
+pub mod cli;
 mod clock;
 pub mod faults;
 mod games;
