@@ -5,7 +5,8 @@
 //! restarted (a crash under Docker's restart policy).
 //!
 //! [`schedule`] turns a seed, a duration and [`FaultRates`] into a time-ordered list; [`apply`]
-//! applies one server-side fault to a [`FakeLichess`]. The same seed gives the same list, so a
+//! applies one server-side fault to a [`FakeLichess`]. The lines and pages it sends are made in
+//! `bad_lines.rs`, its generator is `rng.rs` (both re-exported here). The same seed gives the same list, so a
 //! failing soak can be replayed. Killing a process is not the server's business: a
 //! [`Fault::Restart`] is left to the caller.
 //!
@@ -16,65 +17,12 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use super::FakeLichess;
+pub use super::bad_lines::{
+    BadLine, OVERLONG_BYTES, RATE_LIMITED_PAGE, bad_line, server_error_page, unknown_fields,
+};
+pub use super::rng::Rng;
 use crate::lichess::client::Endpoint;
-
-/// A small seeded generator (SplitMix64): reproducible schedules without a dependency.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform between `lo` and `hi` (`lo` when `hi <= lo`).
-    pub fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
-        lo + hi.saturating_sub(lo).mul_f64(self.unit())
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
-
-/// A line that is no valid lichess line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BadLine {
-    /// Not JSON at all.
-    NotJson,
-    /// JSON with a `type` the client does not know (lichess adds event types).
-    UnknownType,
-    /// A line longer than any client should buffer ([`OVERLONG_BYTES`]).
-    OverLong,
-}
-
-/// Length of a [`BadLine::OverLong`] line (1.5 MiB): lichess lines are a few kB, and a client
-/// that buffers a line without bound can be made to run out of memory.
-pub const OVERLONG_BYTES: usize = 3 << 19;
 
 /// One fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -326,57 +274,6 @@ fn random_bad_line(rng: &mut Rng) -> BadLine {
     *rng.pick(&[BadLine::NotJson, BadLine::UnknownType, BadLine::OverLong])
 }
 
-/// The HTML page of a 5xx (what a front server answers while lila restarts).
-pub fn server_error_page(status: u16) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html><head><title>lichess.org</title></head><body>\
-         <h1>{status}</h1><p>lichess.org is having trouble right now, or is restarting. \
-         Please try again in a moment.</p></body></html>"
-    )
-}
-
-/// The HTML page of a 429 (lichess's edge limiter: not JSON, no `Retry-After`).
-pub const RATE_LIMITED_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>429 Too Many Requests\
-     </title></head><body><h1>Too many requests</h1><p>Please wait a minute before you try \
-     again.</p></body></html>";
-
-/// The text of a junk line.
-pub fn bad_line(kind: BadLine, rng: &mut Rng) -> String {
-    match kind {
-        BadLine::NotJson => rng
-            .pick(&[
-                "<html><body>502 Bad Gateway</body></html>",
-                "{\"type\":\"gameState\",\"moves\":",
-                "not json at all",
-                "]]",
-            ])
-            .to_string(),
-        BadLine::UnknownType => {
-            let kind = rng.pick(&["gameStarting", "tournamentNotice", "botNews", "ping"]);
-            json!({"type": kind, "payload": {"id": "abcdefgh", "list": [1, "two", null]}})
-                .to_string()
-        }
-        BadLine::OverLong => {
-            let mut s = String::with_capacity(OVERLONG_BYTES + 64);
-            s.push_str("{\"type\":\"chatLine\",\"room\":\"player\",\"username\":\"x\",\"text\":\"");
-            s.extend(std::iter::repeat_n('x', OVERLONG_BYTES));
-            s.push_str("\"}");
-            s
-        }
-    }
-}
-
-/// Fields no lichess client knows (yet), of assorted shapes.
-pub fn unknown_fields(rng: &mut Rng) -> Value {
-    let n = rng.below(1000);
-    json!({
-        "soakFutureField": n,
-        "soakNested": {"list": [n, "two", null, {"deep": true}], "empty": {}},
-        "soakNull": null,
-        "soakText": "a field lichess added after this client was written",
-    })
-}
-
 /// The running games of `user`.
 pub fn running_games(fake: &FakeLichess, user: &str) -> Vec<String> {
     fake.game_ids()
@@ -552,37 +449,5 @@ mod tests {
     #[test]
     fn no_fault_without_time_after_the_warmup() {
         assert!(schedule(3, Duration::from_secs(2), &FaultRates::default()).is_empty());
-    }
-
-    #[test]
-    fn junk_lines_are_what_they_claim() {
-        let mut rng = Rng::new(5);
-        for _ in 0..10 {
-            let not_json = bad_line(BadLine::NotJson, &mut rng);
-            assert!(
-                serde_json::from_str::<Value>(&not_json).is_err(),
-                "{not_json}"
-            );
-            let unknown: Value = serde_json::from_str(&bad_line(BadLine::UnknownType, &mut rng))
-                .expect("unknown types are JSON");
-            assert!(unknown["type"].is_string());
-        }
-        let long = bad_line(BadLine::OverLong, &mut rng);
-        assert!(long.len() > OVERLONG_BYTES && !long.contains('\n'));
-        assert!(!RATE_LIMITED_PAGE.trim_start().starts_with('{'));
-        assert!(server_error_page(502).contains("502"));
-    }
-
-    #[test]
-    fn rng_ranges_hold() {
-        let mut rng = Rng::new(11);
-        for _ in 0..1000 {
-            assert!(rng.below(3) < 3);
-            let u = rng.unit();
-            assert!((0.0..1.0).contains(&u));
-            let d = rng.between(Duration::from_millis(10), Duration::from_millis(20));
-            assert!(d >= Duration::from_millis(10) && d <= Duration::from_millis(20));
-        }
-        assert_eq!(rng.below(0), 0);
     }
 }

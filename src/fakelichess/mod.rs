@@ -25,6 +25,7 @@
 //! read their extracted path, query or form and call the state.
 
 mod accounts;
+mod bad_lines;
 mod challenges;
 pub mod cli;
 mod clock;
@@ -36,6 +37,7 @@ mod json;
 pub mod junk;
 mod lag;
 mod log;
+mod rng;
 mod routes;
 mod state;
 mod streams;
