@@ -10,7 +10,8 @@
 #      symbol newer than Debian 12's 2.36;
 #   4. run as uid/gid 65532 (the image's USER), from a copy laid out like the image (binary in a
 #      bin dir, config read-only): the UCI handshake, `check-config` (token redacted), a clear
-#      error and no panic without CA certificates, `lichess` against a local fake server: heartbeat
+#      error and no panic without CA certificates, `lichess` against a local fake server (the
+#      binary's own `atomic-bot fake-lichess`, the server the end-to-end tests use): heartbeat
 #      written, healthcheck 0 while connected, exit 0 on SIGTERM; and the healthcheck's exit codes
 #      for fresh, stale and missing heartbeats.
 #
@@ -235,8 +236,11 @@ else
     fail "healthcheck exit codes: fresh $rc_fresh (want 0), stale $rc_stale, missing $rc_missing, garbage $rc_garbage (want 1)"
 fi
 
-# 4e. lichess against a local fake server: heartbeat, healthy, then SIGTERM -> exit 0.
-python3 "$ROOT/.ci/smoke_fake_lichess.py" "$WORK/port" 2>"$WORK/fake.log" &
+# 4e. lichess against a local fake server: heartbeat, healthy, then SIGTERM -> exit 0. The fake
+# is the binary's hidden `fake-lichess` command (one BOT account with the token of
+# LICHESS_BOT_TOKEN, keep-alives every second), run from the build output, not as uid 65532.
+LICHESS_BOT_TOKEN="$TOKEN" "$ROOT/$BIN_SRC" fake-lichess --listen 127.0.0.1:0 --port-file "$WORK/port" \
+    --bot SmokeBot --keepalive-ms 1000 >"$WORK/fake.log" 2>&1 &
 FAKE_PID=$!
 for _ in $(seq 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
 if [ ! -s "$WORK/port" ]; then

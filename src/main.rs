@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use atomic_bot::arena;
+use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
@@ -53,6 +54,10 @@ enum Mode {
         /// The TOML file (ATOMIC_BOT_* environment overrides are applied on top).
         file: PathBuf,
     },
+    /// Serve the local lichess-compatible server with one bot account until SIGTERM (for scripts
+    /// that test the binary against it, such as the container smoke test).
+    #[command(hide = true)]
+    FakeLichess(FakeLichessArgs),
     /// Exit 0 if the event-stream heartbeat is fresh, 1 if stale or missing (Docker HEALTHCHECK).
     Healthcheck {
         /// Configuration file (for `heartbeat.path` and `heartbeat.max_age_s`).
@@ -76,6 +81,10 @@ fn main() -> ExitCode {
         Mode::Demo(args) => return app::demo(args),
         Mode::Arena(args) => return arena::arena(args),
         Mode::Upgrade(args) => return app::upgrade(args),
+        Mode::FakeLichess(args) => {
+            fake_lichess::log_requests();
+            return app::run_until_signal(|stop| fake_lichess::serve(args, stop));
+        }
         Mode::CheckConfig { file } => {
             let env = std::env::vars().collect();
             return report(hosting::check_config(&file, &env));

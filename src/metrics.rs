@@ -4,10 +4,12 @@
 //! (`127.0.0.1:9464` by default: the bot is not a web service, and metrics must not be exposed
 //! to the internet by accident) in the Prometheus text exposition format 0.0.4.
 //!
-//! Why hand-written rather than the `prometheus` crate or axum: the whole surface is a dozen
-//! numbers and one GET route, the counters are bumped from game tasks and the searcher's
-//! callers, and plain atomics keep that free of locks and of extra dependencies in the shipped
-//! binary. Counters only ever grow (until restart), as Prometheus expects; `rate()` does the rest.
+//! Why plain atomics rather than the `prometheus` crate: the whole surface is a dozen numbers,
+//! the counters are bumped from game tasks and the searcher's callers, and atomics keep that
+//! free of locks and of another dependency. The one route is served by axum, which the binary
+//! links anyway (the local lichess server of `demo` runs on it), so HTTP parsing, `HEAD` and
+//! graceful shutdown are not ours to get right. Counters only ever grow (until restart), as
+//! Prometheus expects; `rate()` does the rest.
 //!
 //! [`Metrics`] is shared as `Arc<Metrics>`; every method takes `&self`. A disabled endpoint costs
 //! nothing but the atomic adds.
@@ -20,9 +22,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use axum::Router;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{Method, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio::net::TcpListener;
 
 use crate::telemetry::GameResult;
 
@@ -278,14 +284,6 @@ impl Drop for GameGuard {
     }
 }
 
-/// At most this many scrapes are served at once; more connections are closed immediately. A
-/// local Prometheus scrapes every 15-60 s, so this only bounds misbehaving clients.
-const MAX_CONNECTIONS: usize = 8;
-/// Longest accepted request head; Prometheus sends a few hundred bytes.
-const MAX_REQUEST: usize = 8 * 1024;
-/// A client that has not sent its request head by then is dropped.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Binds the metrics listener. Separate from [`serve`] so that a bad address fails at start-up
 /// with a clear error, and so tests can bind `127.0.0.1:0`.
 pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
@@ -297,141 +295,54 @@ pub async fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     })
 }
 
-/// Serves `GET /metrics` on `listener` until `shutdown` completes.
+/// The endpoint's routes: `GET /metrics` (and `HEAD`, which axum answers from the same handler
+/// without the body); any other path is a 404 that names the right one.
+fn router(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/metrics", get(scrape))
+        .fallback(elsewhere)
+        .with_state(metrics)
+}
+
+/// `GET /metrics`: the text exposition format 0.0.4.
+async fn scrape(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        metrics.render(),
+    )
+}
+
+/// Any other path: 404 for a read (pointing at `/metrics`), 405 for anything else, as the
+/// endpoint only ever answers reads.
+async fn elsewhere(method: Method) -> impl IntoResponse {
+    if method == Method::GET || method == Method::HEAD {
+        (StatusCode::NOT_FOUND, "try /metrics\n")
+    } else {
+        (StatusCode::METHOD_NOT_ALLOWED, "GET only\n")
+    }
+}
+
+/// Serves `GET /metrics` on `listener` until `shutdown` completes; then stops accepting,
+/// lets scrapes in flight finish, and closes the listener.
 pub async fn serve(
     listener: TcpListener,
     metrics: Arc<Metrics>,
-    shutdown: impl Future<Output = ()>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    tokio::pin!(shutdown);
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "metrics endpoint listening on http://{addr}/metrics");
     }
-    loop {
-        tokio::select! {
-            () = &mut shutdown => return,
-            accepted = listener.accept() => {
-                let (stream, _peer) = match accepted {
-                    Ok(pair) => pair,
-                    Err(err) => {
-                        // Typically EMFILE: back off briefly instead of spinning.
-                        tracing::warn!(error = %err, "metrics endpoint: accept failed");
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                        continue;
-                    }
-                };
-                let Ok(permit) = Arc::clone(&permits).try_acquire_owned() else {
-                    continue; // too many scrapes at once: drop the connection
-                };
-                let metrics = Arc::clone(&metrics);
-                tokio::spawn(async move {
-                    let _permit = permit;
-                    if let Err(err) = handle(stream, &metrics).await {
-                        tracing::debug!(error = %err, "metrics endpoint: connection failed");
-                    }
-                });
-            }
-        }
+    let server = axum::serve(listener, router(metrics)).with_graceful_shutdown(shutdown);
+    if let Err(err) = server.await {
+        tracing::warn!(error = %err, "metrics endpoint stopped");
     }
-}
-
-/// Answers one HTTP/1.x request and closes the connection.
-async fn handle(mut stream: TcpStream, metrics: &Metrics) -> io::Result<()> {
-    let mut head = Vec::with_capacity(512);
-    let mut chunk = [0u8; 1024];
-    let read_head = async {
-        loop {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok::<bool, io::Error>(false);
-            }
-            head.extend_from_slice(&chunk[..n]);
-            if head.windows(4).any(|w| w == b"\r\n\r\n") || head.windows(2).any(|w| w == b"\n\n") {
-                return Ok(true);
-            }
-            if head.len() > MAX_REQUEST {
-                return Ok(false);
-            }
-        }
-    };
-    let complete = match tokio::time::timeout(READ_TIMEOUT, read_head).await {
-        Ok(result) => result?,
-        Err(_) => false,
-    };
-    if !complete {
-        return respond(
-            &mut stream,
-            "400 Bad Request",
-            "text/plain",
-            "bad request\n",
-            true,
-        )
-        .await;
-    }
-    let request_line = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    let request_line = String::from_utf8_lossy(request_line);
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or_default();
-    let target = parts.next().unwrap_or_default();
-    let path = target.split('?').next().unwrap_or_default();
-    let send_body = method != "HEAD";
-    match (method, path) {
-        ("GET" | "HEAD", "/metrics") => {
-            let body = metrics.render();
-            respond(
-                &mut stream,
-                "200 OK",
-                "text/plain; version=0.0.4; charset=utf-8",
-                &body,
-                send_body,
-            )
-            .await
-        }
-        ("GET" | "HEAD", _) => {
-            respond(
-                &mut stream,
-                "404 Not Found",
-                "text/plain",
-                "try /metrics\n",
-                send_body,
-            )
-            .await
-        }
-        _ => {
-            respond(
-                &mut stream,
-                "405 Method Not Allowed",
-                "text/plain",
-                "GET only\n",
-                true,
-            )
-            .await
-        }
-    }
-}
-
-async fn respond(
-    stream: &mut TcpStream,
-    status: &str,
-    content_type: &str,
-    body: &str,
-    send_body: bool,
-) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await?;
-    if send_body {
-        stream.write_all(body.as_bytes()).await?;
-    }
-    stream.shutdown().await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
 
     /// Sends `request` to `addr` and returns the whole response.
     async fn fetch(addr: SocketAddr, request: &str) -> String {
@@ -569,15 +480,18 @@ mod tests {
         let (head, body) = response.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
         assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+        // Header names are case-insensitive (hyper writes them in lowercase).
         assert!(
-            head.contains(&format!("Content-Length: {}", body.len())),
+            head.to_ascii_lowercase()
+                .contains(&format!("content-length: {}", body.len())),
             "{head}"
         );
         assert_eq!(value(body, "atomic_bot_rate_limited_total"), "1");
         assert_eq!(value(body, "atomic_bot_stream_reconnects_total"), "2");
 
         let response = fetch(addr, "GET / HTTP/1.0\r\n\r\n").await;
-        assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+        // An HTTP/1.0 request is answered in HTTP/1.0.
+        assert!(response.starts_with("HTTP/1.0 404"), "{response}");
         let response = fetch(addr, "POST /metrics HTTP/1.1\r\n\r\n").await;
         assert!(response.starts_with("HTTP/1.1 405"), "{response}");
         let response = fetch(addr, "HEAD /metrics HTTP/1.1\r\n\r\n").await;

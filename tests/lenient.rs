@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use atomic_bot::fakelichess::junk::Junk;
 use atomic_bot::fakelichess::{ChallengeSpec, FakeLichess};
-use atomic_bot::lichess::client::{ApiError, LichessClient};
+use atomic_bot::lichess::client::{ApiError, Endpoint, LichessClient};
 use atomic_bot::lichess::matchmaking::parse_online_bots;
 use atomic_bot::lichess::model::{
     Account, Challenge, ErrorBody, Event, GameEvent, GameState, Playing,
@@ -274,7 +274,7 @@ fn needed_values_survive_junk_in_every_recorded_document() {
 async fn an_account_with_perfs_of_other_shapes_does_not_stop_the_bot() {
     let fake = fake().await;
     fake.fail_next(
-        "account",
+        Endpoint::Account,
         200,
         r#"{"id":"atomicbot","username":"AtomicBot","title":"BOT",
             "perfs":{"atomic":{"games":3,"rating":1500,"rd":80,"prog":0},
@@ -432,7 +432,7 @@ async fn the_daily_bot_game_limit_declines_bots_with_later_and_humans_still_play
     let accepts = |f: &FakeLichess| {
         f.requests()
             .iter()
-            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "accept")
+            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == Some(Endpoint::Accept))
             .map(|r| r.status)
             .collect::<Vec<_>>()
     };
@@ -469,7 +469,9 @@ async fn the_daily_bot_game_limit_pauses_matchmaking() {
     let created = |f: &FakeLichess| {
         f.requests()
             .iter()
-            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "challenge")
+            .filter(|r| {
+                r.user.as_deref() == Some(BOT) && r.endpoint == Some(Endpoint::CreateChallenge)
+            })
             .map(|r| r.status)
             .collect::<Vec<_>>()
     };

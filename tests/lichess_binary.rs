@@ -8,6 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use atomic_bot::fakelichess::ChallengeSpec;
+use atomic_bot::lichess::client::Endpoint;
 use common::*;
 
 fn bot_command(url: &str, token: &str, dir: &std::path::Path) -> Command {
@@ -199,7 +200,12 @@ async fn upgrade_needs_the_confirmation_flag() {
     let out = tokio::task::block_in_place(|| run(false));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--confirm"));
-    assert!(!fake.requests().iter().any(|r| r.endpoint == "upgrade"));
+    assert!(
+        !fake
+            .requests()
+            .iter()
+            .any(|r| r.endpoint == Some(Endpoint::Upgrade))
+    );
     let out = tokio::task::block_in_place(|| run(true));
     assert!(
         out.status.success(),

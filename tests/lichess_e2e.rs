@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
+use atomic_bot::lichess::client::Endpoint;
 use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
 use atomic_chess::Game;
 use common::*;
@@ -61,7 +62,7 @@ async fn full_game_accepted_and_played_to_a_result_with_legal_moves() {
     assert!(
         fake.requests()
             .iter()
-            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "move")
+            .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == Some(Endpoint::Move))
             .all(|r| r.user_agent.starts_with("atomic-bot/")
                 && r.user_agent.ends_with("user:AtomicBot"))
     );
@@ -248,7 +249,7 @@ async fn event_and_game_streams_cut_mid_game_reconnect_and_finish() {
     let game_streams = fake
         .requests()
         .iter()
-        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "game_stream")
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == Some(Endpoint::GameStream))
         .count();
     assert!(game_streams >= 2);
     let _ = opp.await;
@@ -324,7 +325,7 @@ async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
     let bot = start_bot(s);
     wait_connected(&fake, 1).await;
     fake.fail_next(
-        "move",
+        Endpoint::Move,
         429,
         "<html><body>Too many requests</body></html>",
         1,
@@ -351,8 +352,8 @@ async fn a_429_on_the_move_endpoint_waits_the_cooldown_without_hammering() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_500_is_retried() {
     let (fake, bot) = fake_and_bot(|_| {}).await;
-    fake.fail_next("accept", 500, "{\"error\":\"boom\"}", 2);
-    fake.fail_next("move", 502, "<html>bad gateway</html>", 2);
+    fake.fail_next(Endpoint::Accept, 500, "{\"error\":\"boom\"}", 2);
+    fake.fail_next(Endpoint::Move, 502, "<html>bad gateway</html>", 2);
     let id = challenge_bot(&fake, "black", Some((60, 1)));
     assert!(
         fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
@@ -590,12 +591,21 @@ async fn without_a_clock_a_refused_win_claim_becomes_a_draw_claim() {
     let claims: Vec<_> = fake
         .requests()
         .into_iter()
-        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint.starts_with("claim"))
+        .filter(|r| {
+            r.user.as_deref() == Some(BOT)
+                && matches!(
+                    r.endpoint,
+                    Some(Endpoint::ClaimVictory | Endpoint::ClaimDraw)
+                )
+        })
         .map(|r| (r.endpoint, r.status))
         .collect();
     assert_eq!(
         claims,
-        vec![("claim".to_owned(), 400), ("claim_draw".to_owned(), 200)]
+        vec![
+            (Some(Endpoint::ClaimVictory), 400),
+            (Some(Endpoint::ClaimDraw), 200)
+        ]
     );
     bot.stop.cancel();
     let _ = bot.task.await;
@@ -649,7 +659,7 @@ async fn aborted_and_left_games_are_counted_in_the_metrics() {
     );
     assert_eq!(bot.counters.games_aborted.load(Ordering::SeqCst), 1);
     // Lichess refuses the game stream: the bot leaves the game.
-    fake.fail_next("game_stream", 404, "{\"error\":\"No such game\"}", 1);
+    fake.fail_next(Endpoint::GameStream, 404, "{\"error\":\"No such game\"}", 1);
     let id = challenge_bot(&fake, "white", Some((120, 1)));
     let report = tokio::time::timeout(T, bot.reports.recv()).await.unwrap();
     assert_eq!(report.map(|r| (r.id, r.status)), Some((id, "gone".into())));
@@ -757,7 +767,7 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
     let (fake, bot) = fake_and_bot(|_| {}).await;
-    fake.fail_next("move", 400, NOT_YOUR_TURN, 1);
+    fake.fail_next(Endpoint::Move, 400, NOT_YOUR_TURN, 1);
     let id = challenge_bot(&fake, "black", Some((60, 1)));
     wait_plies(&fake, &id, 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -770,7 +780,7 @@ async fn a_rejected_move_resyncs_from_the_stream_and_moves_once() {
     let streams = fake
         .requests()
         .iter()
-        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == "game_stream")
+        .filter(|r| r.user.as_deref() == Some(BOT) && r.endpoint == Some(Endpoint::GameStream))
         .count();
     assert!(streams >= 2, "{streams}");
     assert_eq!(fake.game(&id).unwrap().moves.len(), 1);
@@ -818,7 +828,7 @@ async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
         delay: Duration::from_millis(300),
     });
     let (fake, bot) = fake_and_bot_with(pickers, |_| {}).await;
-    fake.fail_next("move", 400, NOT_YOUR_TURN, 1);
+    fake.fail_next(Endpoint::Move, 400, NOT_YOUR_TURN, 1);
     let id = challenge_bot(&fake, "black", Some((60, 1)));
     // While the first search runs (300 ms), make every reopening of the game stream fail.
     assert!(
@@ -826,11 +836,11 @@ async fn a_rejected_move_waits_for_a_fresh_state_and_never_stalls() {
             .requests()
             .iter()
             .any(|r| r.user.as_deref() == Some(BOT)
-                && r.endpoint == "game_stream"
+                && r.endpoint == Some(Endpoint::GameStream)
                 && r.path.ends_with(&id)))
             .await
     );
-    fake.fail_next("game_stream", 503, "{}", 1_000);
+    fake.fail_next(Endpoint::GameStream, 503, "{}", 1_000);
     assert!(
         fake.wait_until(T, |f| !bot_moves(f, &id).is_empty()).await,
         "no move request"

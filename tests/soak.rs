@@ -47,6 +47,7 @@ use std::time::Duration;
 
 use atomic_bot::fakelichess::faults::{self, Fault, FaultRates, Rng, Target};
 use atomic_bot::fakelichess::{ChallengeSpec, FakeConfig, FakeLichess};
+use atomic_bot::lichess::client::Endpoint;
 use atomic_bot::lichess::picker::{Budget, MovePicker, SimplePicker};
 use atomic_chess::{Game, Position};
 use common::{BOT, BOT_TOKEN, accounts};
@@ -737,7 +738,8 @@ async fn soak_with_faults_loses_no_game_sends_no_move_twice_and_ends_connected()
     let mut statuses: BTreeMap<(String, u16), usize> = BTreeMap::new();
     for r in requests.iter().filter(|r| r.user.as_deref() == Some(BOT)) {
         if r.status == 429 || r.status >= 500 {
-            *statuses.entry((r.endpoint.clone(), r.status)).or_default() += 1;
+            let endpoint = r.endpoint.map_or("unknown", Endpoint::name);
+            *statuses.entry((endpoint.to_owned(), r.status)).or_default() += 1;
         }
     }
     println!(
@@ -944,10 +946,10 @@ async fn fault_hooks_silence_cut_and_decorate_the_live_streams() {
     // 429 and 5xx come as HTML pages, as many times as scheduled, never stacked on answers
     // still waiting.
     let limited = Fault::RateLimited {
-        endpoint: "playing",
+        endpoint: Endpoint::Playing,
     };
     let failing = Fault::ServerError {
-        endpoint: "playing",
+        endpoint: Endpoint::Playing,
         status: 502,
         times: 2,
     };
@@ -970,7 +972,7 @@ async fn fault_hooks_silence_cut_and_decorate_the_live_streams() {
         Some(Target::Account)
     );
     assert_eq!(faults::apply(&fake, BOT, &failing, &mut rng), None);
-    assert_eq!(fake.pending_faults("playing"), 1);
+    assert_eq!(fake.pending_faults(Endpoint::Playing), 1);
     assert_eq!(playing().await, (429, true));
     assert_eq!(
         faults::apply(&fake, BOT, &failing, &mut rng),
@@ -981,6 +983,6 @@ async fn fault_hooks_silence_cut_and_decorate_the_live_streams() {
     assert_eq!(playing().await, (200, false));
     faults::apply(&fake, BOT, &failing, &mut rng);
     fake.clear_faults();
-    assert_eq!(fake.pending_faults("playing"), 0);
+    assert_eq!(fake.pending_faults(Endpoint::Playing), 0);
     assert_eq!(playing().await, (200, false));
 }

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{ConfigSource, Settings, TimeControl};
 use crate::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::app::{init_logging, pickers, run_until_signal};
-use crate::lichess::client::LichessClient;
+use crate::lichess::client::{Endpoint, LichessClient};
 use crate::lichess::supervisor::Supervisor;
 use engine::UciEngine;
 use openings::Opening;
@@ -338,7 +338,11 @@ pub async fn run_arena(
         .fake
         .requests()
         .iter()
-        .filter(|r| r.endpoint == "move" && r.user.as_deref() == Some(&bot_id) && r.status != 200)
+        .filter(|r| {
+            r.endpoint == Some(Endpoint::Move)
+                && r.user.as_deref() == Some(&bot_id)
+                && r.status != 200
+        })
         .count();
     let summary = Summary {
         engine: engine_name,

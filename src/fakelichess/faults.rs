@@ -5,7 +5,8 @@
 //! restarted (a crash under Docker's restart policy).
 //!
 //! [`schedule`] turns a seed, a duration and [`FaultRates`] into a time-ordered list; [`apply`]
-//! applies one server-side fault to a [`FakeLichess`]. The same seed gives the same list, so a
+//! applies one server-side fault to a [`FakeLichess`]. The lines and pages it sends are made in
+//! `bad_lines.rs`, its generator is `rng.rs` (both re-exported here). The same seed gives the same list, so a
 //! failing soak can be replayed. Killing a process is not the server's business: a
 //! [`Fault::Restart`] is left to the caller.
 //!
@@ -16,64 +17,12 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use super::FakeLichess;
-
-/// A small seeded generator (SplitMix64): reproducible schedules without a dependency.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next_u64() % n }
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform between `lo` and `hi` (`lo` when `hi <= lo`).
-    pub fn between(&mut self, lo: Duration, hi: Duration) -> Duration {
-        lo + hi.saturating_sub(lo).mul_f64(self.unit())
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
-
-/// A line that is no valid lichess line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BadLine {
-    /// Not JSON at all.
-    NotJson,
-    /// JSON with a `type` the client does not know (lichess adds event types).
-    UnknownType,
-    /// A line longer than any client should buffer ([`OVERLONG_BYTES`]).
-    OverLong,
-}
-
-/// Length of a [`BadLine::OverLong`] line (1.5 MiB): lichess lines are a few kB, and a client
-/// that buffers a line without bound can be made to run out of memory.
-pub const OVERLONG_BYTES: usize = 3 << 19;
+pub use super::bad_lines::{
+    BadLine, OVERLONG_BYTES, RATE_LIMITED_PAGE, bad_line, server_error_page, unknown_fields,
+};
+pub use super::rng::Rng;
+use crate::lichess::client::Endpoint;
 
 /// One fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,8 +38,8 @@ pub enum Fault {
     SilenceGameStream,
     /// The next `times` requests to `endpoint` get `status` (5xx) with an HTML page.
     ServerError {
-        /// Endpoint name of [`FakeLichess::fail_next`].
-        endpoint: &'static str,
+        /// The endpoint.
+        endpoint: Endpoint,
         /// 500, 502, 503 or 504.
         status: u16,
         /// How many requests in a row.
@@ -98,8 +47,8 @@ pub enum Fault {
     },
     /// The next request to `endpoint` gets 429 with lichess's HTML page.
     RateLimited {
-        /// Endpoint name of [`FakeLichess::fail_next`].
-        endpoint: &'static str,
+        /// The endpoint.
+        endpoint: Endpoint,
     },
     /// A junk line on the user's event stream.
     JunkEventLine(BadLine),
@@ -136,27 +85,27 @@ impl Fault {
 }
 
 /// Endpoints that get 5xx: every one the bot uses while playing.
-pub const SERVER_ERROR_ENDPOINTS: [&str; 8] = [
-    "event_stream",
-    "game_stream",
-    "move",
-    "accept",
-    "decline",
-    "account",
-    "playing",
-    "chat",
+pub const SERVER_ERROR_ENDPOINTS: [Endpoint; 8] = [
+    Endpoint::EventStream,
+    Endpoint::GameStream,
+    Endpoint::Move,
+    Endpoint::Accept,
+    Endpoint::Decline,
+    Endpoint::Account,
+    Endpoint::Playing,
+    Endpoint::Chat,
 ];
 
 /// Endpoints that get 429. Not `move` nor `game_stream`: a 429 asks a client to wait a minute,
 /// lichess does not rate-limit a bot's moves and game streams at a playing pace, and a minute's
 /// pause in a bullet game is lost on time whatever the client does.
-pub const RATE_LIMITED_ENDPOINTS: [&str; 6] = [
-    "event_stream",
-    "accept",
-    "decline",
-    "account",
-    "playing",
-    "chat",
+pub const RATE_LIMITED_ENDPOINTS: [Endpoint; 6] = [
+    Endpoint::EventStream,
+    Endpoint::Accept,
+    Endpoint::Decline,
+    Endpoint::Account,
+    Endpoint::Playing,
+    Endpoint::Chat,
 ];
 
 /// How often each fault comes, per minute, and how the costly ones are spaced.
@@ -236,12 +185,12 @@ pub fn schedule(seed: u64, duration: Duration, rates: &FaultRates) -> Vec<(Durat
         (rates.silence_event_stream, &|_| Fault::SilenceEventStream),
         (rates.silence_game_stream, &|_| Fault::SilenceGameStream),
         (rates.server_error, &|r| Fault::ServerError {
-            endpoint: r.pick::<&str>(&SERVER_ERROR_ENDPOINTS),
+            endpoint: *r.pick(&SERVER_ERROR_ENDPOINTS),
             status: *r.pick(&[500, 502, 503, 504]),
             times: 1 + r.below(2) as usize,
         }),
         (rates.rate_limited, &|r| Fault::RateLimited {
-            endpoint: r.pick::<&str>(&RATE_LIMITED_ENDPOINTS),
+            endpoint: *r.pick(&RATE_LIMITED_ENDPOINTS),
         }),
         (rates.junk_event_line, &|r| {
             Fault::JunkEventLine(random_bad_line(r))
@@ -325,57 +274,6 @@ fn random_bad_line(rng: &mut Rng) -> BadLine {
     *rng.pick(&[BadLine::NotJson, BadLine::UnknownType, BadLine::OverLong])
 }
 
-/// The HTML page of a 5xx (what a front server answers while lila restarts).
-pub fn server_error_page(status: u16) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html><head><title>lichess.org</title></head><body>\
-         <h1>{status}</h1><p>lichess.org is having trouble right now, or is restarting. \
-         Please try again in a moment.</p></body></html>"
-    )
-}
-
-/// The HTML page of a 429 (lichess's edge limiter: not JSON, no `Retry-After`).
-pub const RATE_LIMITED_PAGE: &str = "<!DOCTYPE html>\n<html><head><title>429 Too Many Requests\
-     </title></head><body><h1>Too many requests</h1><p>Please wait a minute before you try \
-     again.</p></body></html>";
-
-/// The text of a junk line.
-pub fn bad_line(kind: BadLine, rng: &mut Rng) -> String {
-    match kind {
-        BadLine::NotJson => rng
-            .pick(&[
-                "<html><body>502 Bad Gateway</body></html>",
-                "{\"type\":\"gameState\",\"moves\":",
-                "not json at all",
-                "]]",
-            ])
-            .to_string(),
-        BadLine::UnknownType => {
-            let kind = rng.pick(&["gameStarting", "tournamentNotice", "botNews", "ping"]);
-            json!({"type": kind, "payload": {"id": "abcdefgh", "list": [1, "two", null]}})
-                .to_string()
-        }
-        BadLine::OverLong => {
-            let mut s = String::with_capacity(OVERLONG_BYTES + 64);
-            s.push_str("{\"type\":\"chatLine\",\"room\":\"player\",\"username\":\"x\",\"text\":\"");
-            s.extend(std::iter::repeat_n('x', OVERLONG_BYTES));
-            s.push_str("\"}");
-            s
-        }
-    }
-}
-
-/// Fields no lichess client knows (yet), of assorted shapes.
-pub fn unknown_fields(rng: &mut Rng) -> Value {
-    let n = rng.below(1000);
-    json!({
-        "soakFutureField": n,
-        "soakNested": {"list": [n, "two", null, {"deep": true}], "empty": {}},
-        "soakNull": null,
-        "soakText": "a field lichess added after this client was written",
-    })
-}
-
 /// The running games of `user`.
 pub fn running_games(fake: &FakeLichess, user: &str) -> Vec<String> {
     fake.game_ids()
@@ -418,7 +316,7 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
         // the bot seldom calls: a fault is not stacked on one still waiting, so that no burst
         // of them builds up that no real outage would give.
         Fault::ServerError { endpoint, .. } | Fault::RateLimited { endpoint }
-            if fake.pending_faults(endpoint) > 0 =>
+            if fake.pending_faults(*endpoint) > 0 =>
         {
             None
         }
@@ -427,11 +325,11 @@ pub fn apply(fake: &FakeLichess, user: &str, fault: &Fault, rng: &mut Rng) -> Op
             status,
             times,
         } => {
-            fake.fail_next(endpoint, *status, &server_error_page(*status), *times);
+            fake.fail_next(*endpoint, *status, &server_error_page(*status), *times);
             Some(Target::Account)
         }
         Fault::RateLimited { endpoint } => {
-            fake.fail_next(endpoint, 429, RATE_LIMITED_PAGE, 1);
+            fake.fail_next(*endpoint, 429, RATE_LIMITED_PAGE, 1);
             Some(Target::Account)
         }
         Fault::JunkEventLine(junk) => {
@@ -551,37 +449,5 @@ mod tests {
     #[test]
     fn no_fault_without_time_after_the_warmup() {
         assert!(schedule(3, Duration::from_secs(2), &FaultRates::default()).is_empty());
-    }
-
-    #[test]
-    fn junk_lines_are_what_they_claim() {
-        let mut rng = Rng::new(5);
-        for _ in 0..10 {
-            let not_json = bad_line(BadLine::NotJson, &mut rng);
-            assert!(
-                serde_json::from_str::<Value>(&not_json).is_err(),
-                "{not_json}"
-            );
-            let unknown: Value = serde_json::from_str(&bad_line(BadLine::UnknownType, &mut rng))
-                .expect("unknown types are JSON");
-            assert!(unknown["type"].is_string());
-        }
-        let long = bad_line(BadLine::OverLong, &mut rng);
-        assert!(long.len() > OVERLONG_BYTES && !long.contains('\n'));
-        assert!(!RATE_LIMITED_PAGE.trim_start().starts_with('{'));
-        assert!(server_error_page(502).contains("502"));
-    }
-
-    #[test]
-    fn rng_ranges_hold() {
-        let mut rng = Rng::new(11);
-        for _ in 0..1000 {
-            assert!(rng.below(3) < 3);
-            let u = rng.unit();
-            assert!((0.0..1.0).contains(&u));
-            let d = rng.between(Duration::from_millis(10), Duration::from_millis(20));
-            assert!(d >= Duration::from_millis(10) && d <= Duration::from_millis(20));
-        }
-        assert_eq!(rng.below(0), 0);
     }
 }

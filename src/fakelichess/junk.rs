@@ -14,11 +14,16 @@
 //! The property test (`tests/lenient.rs`) runs it over recorded lichess documents; the fake
 //! server applies it to its answers and stream lines after [`super::FakeLichess::junk`].
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::middleware::Next;
+use axum::response::Response;
+use futures_util::StreamExt;
 use serde_json::{Map, Number, Value, json};
-use tokio::sync::mpsc;
 
-use super::state::Reply;
+use super::http::{Guarded, NDJSON, lock};
+use crate::lichess::client::Endpoint;
 
 /// The decorator: a seeded xorshift generator (same seed, same junk).
 #[derive(Clone, Debug)]
@@ -96,17 +101,16 @@ fn lists(kind: &str) -> &'static [&'static str] {
     }
 }
 
-/// The kind of a JSON answer to `path` with `status` (see [`needed`]).
-pub fn reply_kind(path: &str, status: u16) -> &'static str {
-    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+/// The kind of a JSON answer of `endpoint` with `status` (see [`needed`]).
+pub fn reply_kind(endpoint: Endpoint, status: u16) -> &'static str {
     if status >= 400 {
         return "error";
     }
-    match segs.as_slice() {
-        ["api", "account"] => "account",
-        ["api", "account", "playing"] => "playing",
-        ["api", "bot", "online"] => "online",
-        ["api", "challenge", _] => "challengeCreated",
+    match endpoint {
+        Endpoint::Account => "account",
+        Endpoint::Playing => "playing",
+        Endpoint::OnlineBots => "online",
+        Endpoint::CreateChallenge => "challengeCreated",
         _ => "ok",
     }
 }
@@ -270,8 +274,9 @@ impl Junk {
     }
 
     /// One stream line (with or without its newline): decorated when it is a JSON object,
-    /// as is otherwise (keep-alives, raw junk lines).
-    pub fn decorate_line(&mut self, line: &[u8]) -> Bytes {
+    /// as is otherwise (keep-alives, raw junk lines). `kind` is the document kind of every
+    /// line (an ND-JSON answer's), or `None` to take each line's `type` (a stream's).
+    pub fn decorate_line(&mut self, line: &[u8], kind: Option<&str>) -> Bytes {
         let text = line.strip_suffix(b"\n").unwrap_or(line);
         let Ok(mut v) = serde_json::from_slice::<Value>(text) else {
             return Bytes::copy_from_slice(line);
@@ -279,11 +284,14 @@ impl Junk {
         if !v.is_object() {
             return Bytes::copy_from_slice(line);
         }
-        let kind = v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
+        let kind = match kind {
+            Some(k) => k.to_owned(),
+            None => v
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        };
         self.decorate(&kind, &mut v);
         let mut out = v.to_string().into_bytes();
         if line.ends_with(b"\n") {
@@ -292,39 +300,60 @@ impl Junk {
         Bytes::from(out)
     }
 
-    /// Decorates a reply of the fake server to a request for `path`.
-    pub(crate) fn decorate_reply(mut self, path: &str, reply: Reply) -> Reply {
-        match reply {
-            Reply::Json(status, mut v) => {
-                self.decorate(reply_kind(path, status), &mut v);
-                Reply::Json(status, v)
-            }
-            Reply::Raw(status, text) if reply_kind(path, status) == "online" => {
-                let lines: String = text
-                    .lines()
-                    .map(|l| match serde_json::from_str::<Value>(l) {
-                        Ok(mut v) if v.is_object() => {
-                            self.decorate("online", &mut v);
-                            format!("{v}\n")
-                        }
-                        _ => format!("{l}\n"),
-                    })
-                    .collect();
-                Reply::Raw(status, lines)
-            }
-            Reply::Raw(status, text) => Reply::Raw(status, text),
-            Reply::Stream(mut rx, cut) => {
-                let (tx, out) = mpsc::unbounded_channel();
-                tokio::spawn(async move {
-                    while let Some(line) = rx.recv().await {
-                        if tx.send(self.decorate_line(&line)).is_err() {
-                            break;
-                        }
-                    }
-                });
-                Reply::Stream(out, cut)
-            }
+    /// A chunk of ND-JSON (a stream sends a line per chunk; a finite answer sends them all in
+    /// one), each line decorated (see [`Junk::decorate_line`]).
+    fn decorate_lines(&mut self, chunk: &[u8], kind: Option<&str>) -> Bytes {
+        let mut out = Vec::with_capacity(chunk.len() + 64);
+        for line in chunk.split_inclusive(|&b| b == b'\n') {
+            out.extend_from_slice(&self.decorate_line(line, kind));
         }
+        Bytes::from(out)
+    }
+}
+
+/// The middleware: once junk is asked for ([`super::FakeLichess::junk`]), every JSON answer
+/// and every ND-JSON line an endpoint sends is decorated, each answer with its own fork of the
+/// generator. HTML pages (injected faults) pass as they are.
+pub(crate) async fn decorate(State(at): State<Guarded>, request: Request, next: Next) -> Response {
+    let junk = lock(&at.shared).junk.as_mut().map(Junk::fork);
+    let response = next.run(request).await;
+    let (Some(mut junk), Some(endpoint)) = (junk, at.endpoint) else {
+        return response;
+    };
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let (parts, body) = response.into_parts();
+    if content_type.starts_with("application/json") {
+        let kind = reply_kind(endpoint, parts.status.as_u16());
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .unwrap_or_default();
+        let body = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(mut v) => {
+                junk.decorate(kind, &mut v);
+                Body::from(v.to_string())
+            }
+            Err(_) => Body::from(bytes),
+        };
+        let mut response = Response::from_parts(parts, body);
+        // The length changed; hyper sets the new one.
+        response
+            .headers_mut()
+            .remove(axum::http::header::CONTENT_LENGTH);
+        response
+    } else if content_type.starts_with(NDJSON) {
+        // A stream's lines say their own type; the online-bot list's do not.
+        let kind = (endpoint == Endpoint::OnlineBots).then_some("online");
+        let lines = body
+            .into_data_stream()
+            .map(move |chunk| chunk.map(|c| junk.decorate_lines(&c, kind)));
+        Response::from_parts(parts, Body::from_stream(lines))
+    } else {
+        Response::from_parts(parts, body)
     }
 }
 

@@ -15,12 +15,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
+use axum::extract::{RawPathParams, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::FakeLichess;
-use super::state::{Inner, Reply};
+use super::http::{Guarded, bearer, lock};
+use super::state::Inner;
+use crate::lichess::client::Endpoint;
 
 /// The lag links of the server, by bearer token.
 #[derive(Default)]
@@ -38,32 +45,20 @@ pub(crate) struct Link {
     responses: Mutex<Vec<Duration>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
-
 impl Link {
-    /// Before a request of this account is processed: records the response time of a move
-    /// request, then waits the inbound half of the lag.
-    pub(crate) async fn inbound(&self, shared: &Mutex<Inner>, path: &str) {
-        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-        if let ["api", "bot", "game", id, "move", _] = segs.as_slice() {
-            let plies = lock(shared).snapshot(id).map(|g| g.moves.len());
-            if let Some(n) = plies {
-                let since = lock(&self.released).remove(&((*id).to_owned(), n));
-                if let Some(t) = since {
-                    lock(&self.responses).push(t.elapsed());
-                }
-            }
+    /// A move request of this account reached the server: records its response time, from
+    /// the release of the line that showed the game as it is now.
+    fn note_move(&self, shared: &Mutex<Inner>, game: &str) {
+        let plies = lock(shared).snapshot(game).map(|g| g.moves.len());
+        if let Some(n) = plies
+            && let Some(t) = lock(&self.released).remove(&(game.to_owned(), n))
+        {
+            lock(&self.responses).push(t.elapsed());
         }
-        self.delay().await;
     }
 
-    /// The outbound half of the lag (before an answer leaves).
-    pub(crate) async fn delay(&self) {
+    /// Half the round trip: one direction of the lag.
+    async fn wait_one_way(&self) {
         if !self.one_way.is_zero() {
             tokio::time::sleep(self.one_way).await;
         }
@@ -77,13 +72,14 @@ impl Link {
     /// waiting for its release never makes the next one later than the lag.
     pub(crate) fn relay(
         self: &Arc<Self>,
-        mut rx: mpsc::UnboundedReceiver<Bytes>,
+        lines: impl Stream<Item = Bytes> + Send + 'static,
         game: Option<String>,
     ) -> mpsc::UnboundedReceiver<Bytes> {
         let (stamped_tx, mut stamped_rx) = mpsc::unbounded_channel::<(Instant, Bytes)>();
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
+            let mut lines = std::pin::pin!(lines);
+            while let Some(line) = lines.next().await {
                 if stamped_tx.send((Instant::now(), line)).is_err() {
                     break;
                 }
@@ -138,30 +134,47 @@ fn state_of(line: &[u8]) -> Option<(usize, bool)> {
     Some((moves.split_ascii_whitespace().count(), over))
 }
 
-/// The lag link of the account a request's bearer token belongs to, if it is lagged.
-pub(crate) fn link_of(shared: &Mutex<Inner>, token: Option<&str>) -> Option<Arc<Link>> {
-    lock(shared).lags.link(token)
-}
-
-impl Link {
-    /// After a request was processed: an answer leaves half the round trip late; a stream's
-    /// lines each leave half the round trip after the server sent them.
-    pub(crate) async fn outbound(self: &Arc<Self>, reply: Reply, path: &str) -> Reply {
-        match reply {
-            Reply::Stream(rx, cut) => {
-                let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
-                let game = match segs.as_slice() {
-                    ["api", "bot", "game", "stream", id] => Some((*id).to_owned()),
-                    _ => None,
-                };
-                Reply::Stream(self.relay(rx, game), cut)
-            }
-            other => {
-                self.delay().await;
-                other
-            }
-        }
+/// The middleware: for a lagged account, the request waits the inbound half of the lag before
+/// it is processed (a move request's response time is taken on arrival), its answer the
+/// outbound half, and each line of a stream its own outbound half. Other accounts pass.
+pub(crate) async fn delay(
+    State(at): State<Guarded>,
+    params: RawPathParams,
+    request: Request,
+    next: Next,
+) -> Response {
+    let link = lock(&at.shared).lags.link(bearer(request.headers()));
+    let Some(link) = link else {
+        return next.run(request).await;
+    };
+    let game = params
+        .iter()
+        .find(|(k, _)| *k == "id")
+        .map(|(_, v)| v.to_owned());
+    if at.endpoint == Some(Endpoint::Move)
+        && let Some(id) = &game
+    {
+        link.note_move(&at.shared, id);
     }
+    link.wait_one_way().await;
+    let response = next.run(request).await;
+    let stream = matches!(
+        at.endpoint,
+        Some(Endpoint::EventStream | Endpoint::GameStream)
+    ) && response.status().is_success();
+    if !stream {
+        link.wait_one_way().await;
+        return response;
+    }
+    let game = game.filter(|_| at.endpoint == Some(Endpoint::GameStream));
+    let (parts, body) = response.into_parts();
+    let lines = body
+        .into_data_stream()
+        .take_while(|chunk| std::future::ready(chunk.is_ok()))
+        .filter_map(|chunk| std::future::ready(chunk.ok()));
+    let delayed = UnboundedReceiverStream::new(link.relay(lines, game))
+        .map(Ok::<Bytes, std::convert::Infallible>);
+    Response::from_parts(parts, Body::from_stream(delayed))
 }
 
 impl Lags {
@@ -202,8 +215,7 @@ impl FakeLichess {
         user: &str,
     ) -> Result<mpsc::UnboundedReceiver<Bytes>, String> {
         match self.with(|i| i.open_game_stream(&user.to_lowercase(), "in-process", game)) {
-            Ok(Reply::Stream(rx, _cut)) => Ok(rx),
-            Ok(_) => Err(format!("no stream for game {game}")),
+            Ok(stream) => Ok(stream.rx),
             Err((status, e)) => Err(format!("game stream {game}: {status} {e}")),
         }
     }
@@ -233,7 +245,7 @@ mod tests {
             responses: Mutex::new(Vec::new()),
         });
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut out = link.relay(rx, Some("g".into()));
+        let mut out = link.relay(UnboundedReceiverStream::new(rx), Some("g".into()));
         let t0 = Instant::now();
         tx.send(Bytes::from_static(
             b"{\"type\":\"gameState\",\"moves\":\"e2e4\",\"status\":\"started\"}\n",

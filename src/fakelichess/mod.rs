@@ -19,26 +19,42 @@
 //! times, and record every request; [`faults`] drives those hooks from a seeded schedule (the
 //! soak, `tests/soak.rs`). The in-process control methods ([`FakeLichess::play`],
 //! [`FakeLichess::challenge`], ...) run the same code as the HTTP handlers.
+//!
+//! The HTTP side is an axum router (`routes.rs`): one route per [`Endpoint`], each behind the
+//! same middleware (lag, junk, request log, token and injected faults), so the handlers only
+//! read their extracted path, query or form and call the state.
 
+mod accounts;
+mod bad_lines;
+mod challenges;
+pub mod cli;
+mod clock;
 pub mod faults;
+mod games;
+mod gate;
+mod http;
+mod json;
 pub mod junk;
 mod lag;
+mod log;
+mod rng;
+mod routes;
 mod state;
+mod streams;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State as AxState;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use state::{Castling, ChallengeSpec, GameSnapshot, RequestRecord};
-use state::{Inner, Reply};
+use crate::lichess::client::Endpoint;
+pub use challenges::ChallengeSpec;
+pub use games::{Castling, GameSnapshot};
+use http::{Shared, lock};
+pub use log::RequestRecord;
+use state::Inner;
 
 /// One account of the fake server.
 #[derive(Clone, Debug)]
@@ -92,7 +108,7 @@ impl Default for FakeConfig {
 /// A running fake server; stops when dropped or on [`FakeLichess::stop`].
 pub struct FakeLichess {
     addr: SocketAddr,
-    shared: Arc<Mutex<Inner>>,
+    shared: Shared,
     stop: CancellationToken,
 }
 
@@ -115,7 +131,7 @@ impl FakeLichess {
         let keepalive = config.keepalive;
         let shared = Arc::new(Mutex::new(Inner::new(config)));
         let stop = CancellationToken::new();
-        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let app = routes::router(&shared);
         let s = stop.clone();
         tokio::spawn(async move {
             let serve = axum::serve(listener, app).with_graceful_shutdown(s.cancelled_owned());
@@ -160,11 +176,7 @@ impl FakeLichess {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
-        let mut guard = match self.shared.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        f(&mut guard)
+        f(&mut lock(&self.shared))
     }
 
     /// `from` challenges `to` (as `POST /api/challenge/{to}`); returns the challenge id.
@@ -244,7 +256,7 @@ impl FakeLichess {
     }
 
     /// Answers still queued by [`FakeLichess::fail_next`] for `endpoint`.
-    pub fn pending_faults(&self, endpoint: &str) -> usize {
+    pub fn pending_faults(&self, endpoint: Endpoint) -> usize {
         self.with(|i| i.pending_faults(endpoint))
     }
 
@@ -280,11 +292,9 @@ impl FakeLichess {
         self.with(|i| i.silent_event_streams += n);
     }
 
-    /// The next `times` requests to `endpoint` get `status` with `body`. Endpoint names:
-    /// `account`, `upgrade`, `playing`, `event_stream`, `game_stream`, `move`, `chat`, `abort`,
-    /// `resign`, `draw`, `takeback`, `claim`, `claim_draw`, `accept`, `decline`, `challenge`,
-    /// `cancel`.
-    pub fn fail_next(&self, endpoint: &str, status: u16, body: &str, times: usize) {
+    /// The next `times` requests to `endpoint` get `status` with `body` (sent as JSON when it
+    /// is JSON, else as an HTML page), whoever asks.
+    pub fn fail_next(&self, endpoint: Endpoint, status: u16, body: &str, times: usize) {
         self.with(|i| i.fail_next(endpoint, status, body, times));
     }
 
@@ -296,7 +306,7 @@ impl FakeLichess {
     /// humans are not limited. (The in-process [`FakeLichess::challenge`] skips the check,
     /// like a challenge created before the limit was reached.)
     pub fn limit_bot_games(&self, per_day: usize, reset_s: u64) {
-        self.with(|i| i.limit_bot_games(state::BotLimit { per_day, reset_s }));
+        self.with(|i| i.limit_bot_games(challenges::BotLimit { per_day, reset_s }));
     }
 
     /// From now on every JSON document sent (answers and stream lines) carries seeded junk
@@ -368,107 +378,4 @@ impl FakeLichess {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-}
-
-/// The single handler: auth, fault injection, request log, then routing by path.
-async fn handle(
-    AxState(shared): AxState<Arc<Mutex<Inner>>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let token = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::to_owned);
-    let ua = headers
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let form: Vec<(String, String)> = serde_urlencode(&body);
-    let query: Vec<(String, String)> = serde_urlencode(uri.query().unwrap_or("").as_bytes());
-    let link = lag::link_of(&shared, token.as_deref());
-    if let Some(link) = &link {
-        link.inbound(&shared, uri.path()).await;
-    }
-    let (reply, junk) = {
-        let mut inner = match shared.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        let reply = inner.route(&method, uri.path(), token.as_deref(), &ua, &form, &query);
-        (reply, inner.junk.as_mut().map(junk::Junk::fork))
-    };
-    let reply = match junk {
-        Some(j) => j.decorate_reply(uri.path(), reply),
-        None => reply,
-    };
-    let reply = match link {
-        Some(link) => link.outbound(reply, uri.path()).await,
-        None => reply,
-    };
-    match reply {
-        Reply::Json(status, v) => (
-            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            [("content-type", "application/json")],
-            v.to_string(),
-        )
-            .into_response(),
-        Reply::Raw(status, text) => (
-            StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-            [("content-type", "text/html")],
-            text,
-        )
-            .into_response(),
-        Reply::Stream(rx, cut) => {
-            use futures_util::StreamExt;
-            let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
-                .map(Ok::<Bytes, std::convert::Infallible>)
-                .take_until(cut.cancelled_owned());
-            (
-                StatusCode::OK,
-                [("content-type", "application/x-ndjson")],
-                Body::from_stream(stream),
-            )
-                .into_response()
-        }
-    }
-}
-
-fn serde_urlencode(raw: &[u8]) -> Vec<(String, String)> {
-    String::from_utf8_lossy(raw)
-        .split('&')
-        .filter(|s| !s.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-                match u8::from_str_radix(hex, 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -178,8 +178,9 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
         Err(c) => return c,
     };
     rt.block_on(async move {
+        let shutdown = CancellationToken::new();
         if settings.metrics.enabled {
-            // Validated with the configuration; served until the process exits.
+            // Validated with the configuration; served until the bot stops.
             let addr = match settings.metrics.listen_addr() {
                 Ok(a) => a,
                 Err((key, reason)) => {
@@ -193,7 +194,7 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
                     tokio::spawn(crate::metrics::serve(
                         listener,
                         metrics,
-                        std::future::pending(),
+                        shutdown.clone().cancelled_owned(),
                     ));
                 }
                 Err(e) => {
@@ -202,7 +203,6 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
                 }
             }
         }
-        let shutdown = CancellationToken::new();
         tokio::spawn(shutdown_signal(shutdown.clone()));
         let engine = settings.search.engine;
         let bot = Supervisor::new(Arc::new(settings), client, pickers(engine));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use atomic_bot::config::Settings;
 use atomic_bot::fakelichess::{ChallengeSpec, FakeAccount, FakeConfig, FakeLichess};
-use atomic_bot::lichess::client::LichessClient;
+use atomic_bot::lichess::client::{Endpoint, LichessClient};
 use atomic_bot::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use atomic_bot::lichess::picker::{
     Budget, MovePicker, Pick, PickerFactory, SimplePicker, SimplePickerFactory,
@@ -304,7 +304,7 @@ pub fn bot_moves(fake: &FakeLichess, game: &str) -> Vec<atomic_bot::fakelichess:
         .into_iter()
         .filter(|r| {
             r.user.as_deref() == Some(BOT)
-                && r.endpoint == "move"
+                && r.endpoint == Some(Endpoint::Move)
                 && r.path.starts_with(&format!("/api/bot/game/{game}/"))
         })
         .collect()
