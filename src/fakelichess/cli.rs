@@ -121,15 +121,16 @@ mod tests {
         let port: u16 = port.parse().expect("a port in the port file");
         let http = reqwest::Client::new();
         let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
-        let account: serde_json::Value = http
+        let account = http
             .get(url("/api/account"))
             .bearer_auth("tok_smoke")
             .send()
             .await
             .unwrap()
-            .json()
+            .bytes()
             .await
             .unwrap();
+        let account: serde_json::Value = serde_json::from_slice(&account).unwrap();
         assert_eq!(account["id"], "smokebot");
         assert_eq!(account["title"], "BOT");
         let mut events = http

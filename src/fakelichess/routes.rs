@@ -315,7 +315,7 @@ mod tests {
 
         let r = get("/api/account", "tok_bot").await.unwrap();
         assert_eq!(r.status(), 200);
-        let v: serde_json::Value = r.json().await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
         assert_eq!(
             (v["id"].as_str(), v["title"].as_str()),
             (Some("bot"), Some("BOT"))
@@ -361,7 +361,7 @@ mod tests {
             .send()
             .await
             .unwrap();
-        let v: serde_json::Value = r.json().await.unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&r.bytes().await.unwrap()).unwrap();
         assert_eq!(v["timeControl"]["limit"], 60);
         assert_eq!(v["timeControl"]["increment"], 2);
         assert_eq!(v["rated"], true);
