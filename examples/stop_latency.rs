@@ -86,12 +86,11 @@ fn main() {
         let reply = result
             .best_move
             .or_else(|| game.position().legal_moves().first().copied());
-        match reply {
-            Some(m) => game.play(m).expect("legal"),
-            None => {
-                game = Game::new(Position::startpos());
-                searcher.clear();
-            }
+        if let Some(m) = reply {
+            game.play(m).expect("legal");
+        } else {
+            game = Game::new(Position::startpos());
+            searcher.clear();
         }
         if game.outcome().is_some() {
             game = Game::new(Position::startpos());

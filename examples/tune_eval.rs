@@ -163,7 +163,7 @@ fn main() {
     );
     match out {
         Some(path) => {
-            std::fs::write(&path, file).unwrap_or_else(|e| panic!("cannot write {path}: {e}"))
+            std::fs::write(&path, file).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
         }
         None => print!("{file}"),
     }
@@ -425,7 +425,7 @@ fn render(w: &Weights, how: &str) -> String {
                     "        {},\n",
                     chunk
                         .iter()
-                        .map(|x| x.to_string())
+                        .map(ToString::to_string)
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
@@ -436,7 +436,7 @@ fn render(w: &Weights, how: &str) -> String {
             "        // {name}\n        {},\n",
             a[start..]
                 .iter()
-                .map(|x| x.to_string())
+                .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         );

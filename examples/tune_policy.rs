@@ -80,7 +80,7 @@ fn load(path: &str) -> Result<Data, String> {
         };
         let ctx = PolicyContext::new(&pos);
         let first = data.moves.len();
-        for &m in moves.iter() {
+        for &m in &moves {
             let start = data.entries.len() as u32;
             policy_features::move_features(&ctx, &pos, m, &mut Recorder(&mut data.entries));
             let mut child = pos;
@@ -215,7 +215,7 @@ fn render(name: &str, doc: &str, w: &[f64]) -> String {
         let ((group, start), (_, end)) = (pair[0], pair[1]);
         out.push_str(&format!("    // {group}\n"));
         for chunk in w[start..end].chunks(8) {
-            let line: Vec<String> = chunk.iter().map(|x| format!("{:.4}", x)).collect();
+            let line: Vec<String> = chunk.iter().map(|x| format!("{x:.4}")).collect();
             out.push_str(&format!("    {},\n", line.join(", ")));
         }
     }
@@ -238,17 +238,17 @@ fn main() {
             "--epochs" => {
                 epochs = value("--epochs")
                     .parse()
-                    .unwrap_or_else(|e| fail(&format!("--epochs: {e}")))
+                    .unwrap_or_else(|e| fail(&format!("--epochs: {e}")));
             }
             "--l2" => {
                 l2 = value("--l2")
                     .parse()
-                    .unwrap_or_else(|e| fail(&format!("--l2: {e}")))
+                    .unwrap_or_else(|e| fail(&format!("--l2: {e}")));
             }
             "--rate" => {
                 rate = value("--rate")
                     .parse()
-                    .unwrap_or_else(|e| fail(&format!("--rate: {e}")))
+                    .unwrap_or_else(|e| fail(&format!("--rate: {e}")));
             }
             _ if input.is_none() && !arg.starts_with("--") => input = Some(arg),
             _ => fail(&format!("unexpected argument {arg}")),

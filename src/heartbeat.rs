@@ -8,7 +8,7 @@
 //! the failure mode (a silent socket) that a restart fixes.
 //!
 //! Writes are cheap and atomic:
-//! - at most one write per [`Heartbeat::min_interval`] (default 1 s), whatever the line rate, so a
+//! - at most one write per `min_interval` ([`Heartbeat::with_min_interval`]) (default 1 s), whatever the line rate, so a
 //!   burst of events costs one syscall triple, not one per line;
 //! - the time goes into a sibling temporary file which is then renamed over the heartbeat file,
 //!   so a reader never sees a half-written file.
@@ -53,7 +53,7 @@ impl Heartbeat {
         let path = path.into();
         let mut tmp_name = path
             .file_name()
-            .map(|n| n.to_os_string())
+            .map(std::ffi::OsStr::to_os_string)
             .unwrap_or_default();
         tmp_name.push(".tmp");
         let tmp_path = path.with_file_name(tmp_name);
@@ -120,9 +120,15 @@ impl Heartbeat {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Health {
     /// The heartbeat is at most `max_age` old (`age` may be zero if the clock went backwards).
-    Fresh { age: Duration },
+    Fresh {
+        /// How old the heartbeat is.
+        age: Duration,
+    },
     /// The heartbeat is older than `max_age`.
-    Stale { age: Duration },
+    Stale {
+        /// How old the heartbeat is.
+        age: Duration,
+    },
     /// No heartbeat file: the bot has not connected yet or is not running.
     Missing,
     /// The file exists but does not hold a timestamp.
@@ -180,8 +186,7 @@ pub fn check(path: &Path, max_age: Duration, now: SystemTime) -> Health {
 /// Milliseconds since the Unix epoch (0 for times before it).
 fn unix_millis(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

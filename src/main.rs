@@ -75,7 +75,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Mode::Uci) {
         Mode::Uci => uci::run(BufReader::new(std::io::stdin()), stdout()),
         Mode::Bench { playouts, threads } => {
-            uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads)
+            uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads);
         }
         Mode::Lichess(args) => return app::lichess(args),
         Mode::Demo(args) => return app::demo(args),

@@ -43,7 +43,10 @@ fn event(text: &str) -> Result<String, String> {
             "challenge {} from {:?} bot {} variant {} rated {} {:?} compat {:?}",
             challenge.id,
             challenge.challenger.as_ref().map(|c| &c.id),
-            challenge.challenger.as_ref().is_some_and(|c| c.is_bot()),
+            challenge
+                .challenger
+                .as_ref()
+                .is_some_and(atomic_bot::lichess::model::ChallengeUser::is_bot),
             challenge.variant.key,
             challenge.rated,
             challenge.time_control,
@@ -110,7 +113,10 @@ fn playing(text: &str) -> Result<String, String> {
     let p: Playing = serde_json::from_str(text).map_err(|e| e.to_string())?;
     Ok(format!(
         "{:?}",
-        p.now_playing.iter().map(|g| g.id()).collect::<Vec<_>>()
+        p.now_playing
+            .iter()
+            .map(atomic_bot::lichess::model::GameEventInfo::id)
+            .collect::<Vec<_>>()
     ))
 }
 

@@ -732,9 +732,9 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
     )
     .unwrap();
     let sup = atomic_bot::lichess::supervisor::Supervisor::new(
-        std::sync::Arc::new(s.clone()),
+        Arc::new(s.clone()),
         client,
-        std::sync::Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
+        Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
     );
     let e = sup
         .run(tokio_util::sync::CancellationToken::new())
@@ -749,9 +749,9 @@ async fn unauthorized_and_non_bot_accounts_stop_with_clear_errors() {
     )
     .unwrap();
     let sup = atomic_bot::lichess::supervisor::Supervisor::new(
-        std::sync::Arc::new(s),
+        Arc::new(s),
         client,
-        std::sync::Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
+        Arc::new(atomic_bot::lichess::picker::SimplePickerFactory::default()),
     );
     let e = sup
         .run(tokio_util::sync::CancellationToken::new())

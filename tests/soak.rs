@@ -186,7 +186,7 @@ struct Tally {
 type Shared = Arc<Mutex<Tally>>;
 
 fn tally(t: &Shared) -> std::sync::MutexGuard<'_, Tally> {
-    t.lock().unwrap_or_else(|p| p.into_inner())
+    t.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// A human-like think: mostly a second or two, sometimes quick, sometimes long, never more
@@ -493,8 +493,7 @@ async fn soak_with_faults_loses_no_game_sends_no_move_twice_and_ends_connected()
         p.seed,
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis())
-            .unwrap_or(0)
+            .map_or(0, |d| d.as_millis())
     );
     for (at, fault) in &schedule {
         bot.wait(t0 + *at, &url, dir.path(), &p, t0).await;
@@ -828,7 +827,7 @@ impl RawStream {
             }
             match tokio::time::timeout_at(deadline, self.body.next()).await {
                 Err(_) => return Err(()),
-                Ok(None) | Ok(Some(Err(_))) => return Ok(None),
+                Ok(None | Some(Err(_))) => return Ok(None),
                 Ok(Some(Ok(chunk))) => self.buf.extend_from_slice(&chunk),
             }
         }
@@ -838,7 +837,7 @@ impl RawStream {
     async fn json(&mut self, within: Duration) -> serde_json::Value {
         loop {
             match self.line(within).await {
-                Ok(Some(l)) if l.is_empty() => continue,
+                Ok(Some(l)) if l.is_empty() => {}
                 Ok(Some(l)) => return serde_json::from_str(&l).expect("a JSON line"),
                 other => panic!("expected a line, got {other:?}"),
             }
@@ -906,7 +905,7 @@ async fn fault_hooks_silence_cut_and_decorate_the_live_streams() {
     );
     let long = loop {
         match game.line(Duration::from_secs(2)).await {
-            Ok(Some(l)) if l.is_empty() => continue,
+            Ok(Some(l)) if l.is_empty() => {}
             other => break other.expect("a line").expect("a line"),
         }
     };

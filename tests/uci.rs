@@ -208,7 +208,7 @@ fn play_game(
 ) {
     engine.send("ucinewgame");
     let mut game = Game::from_uci_moves(Position::startpos(), opening).expect("legal opening");
-    let mut moves: Vec<String> = opening.iter().map(|s| s.to_string()).collect();
+    let mut moves: Vec<String> = opening.iter().map(ToString::to_string).collect();
     for _ in 0..plies {
         if game.outcome().is_some() {
             break;

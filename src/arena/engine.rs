@@ -440,9 +440,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_program_is_a_start_error_naming_it() {
-        let err = match UciEngine::start("/nonexistent/engine --x", &[]).await {
-            Err(e) => e,
-            Ok(_) => panic!("a missing program started"),
+        let Err(err) = UciEngine::start("/nonexistent/engine --x", &[]).await else {
+            panic!("a missing program started")
         };
         assert!(matches!(err, EngineError::Start { .. }), "{err:?}");
         assert!(err.to_string().contains("/nonexistent/engine --x"), "{err}");
@@ -451,9 +450,8 @@ mod tests {
     #[tokio::test]
     async fn a_program_that_is_no_engine_is_reported() {
         // `true` exits at once: its output closes before any `uciok`.
-        let err = match UciEngine::start("true", &[]).await {
-            Err(e) => e,
-            Ok(_) => panic!("`true` passed as a UCI engine"),
+        let Err(err) = UciEngine::start("true", &[]).await else {
+            panic!("`true` passed as a UCI engine")
         };
         assert!(matches!(err, EngineError::Exited { .. }), "{err:?}");
         assert!(err.to_string().contains("`true`"), "{err}");
@@ -462,9 +460,8 @@ mod tests {
     #[tokio::test]
     async fn an_engine_without_atomic_is_unsuitable() {
         let script = "read l; echo 'id name Plain'; echo 'option name Hash type spin default 1 min 1 max 2'; echo uciok; sleep 5";
-        let err = match UciEngine::start(&format!("sh -c \"{script}\""), &[]).await {
-            Err(e) => e,
-            Ok(_) => panic!("an engine without UCI_Variant passed"),
+        let Err(err) = UciEngine::start(&format!("sh -c \"{script}\""), &[]).await else {
+            panic!("an engine without UCI_Variant passed")
         };
         assert!(err.to_string().contains("UCI_Variant"), "{err}");
     }

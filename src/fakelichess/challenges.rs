@@ -242,8 +242,7 @@ impl Inner {
             variant: spec.variant.clone(),
             created_at: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0),
+                .map_or(0, |d| d.as_millis() as i64),
             start,
             initial_fen: spec.fen.clone().unwrap_or_else(|| "startpos".into()),
             moves: Vec::new(),
@@ -252,7 +251,7 @@ impl Inner {
             winner: None,
             wtime: time,
             btime: time,
-            inc: clock.map(|c| c.1).unwrap_or(0),
+            inc: clock.map_or(0, |c| c.1),
             last_change: Instant::now(),
             first_move: self.config.first_move_timeout,
             draw_offer: None,

@@ -226,8 +226,7 @@ impl Inner {
     pub(crate) fn chat(&mut self, id: &str, user: &str, text: &str) -> Res<()> {
         let name = self
             .account(user)
-            .map(|a| a.username.clone())
-            .unwrap_or_else(|| user.to_owned());
+            .map_or_else(|| user.to_owned(), |a| a.username.clone());
         let (g, _) = self.game_mut(id, user).map_err(|e| (404, e))?;
         if text.is_empty() || text.chars().count() > 140 {
             return err(400, "Invalid chat text");

@@ -123,7 +123,7 @@ impl Inner {
             "lastMove": g.moves.last().cloned().unwrap_or_default(), "source": "friend",
             "status": {"id": 20, "name": g.status}, "variant": variant_json(&g.variant),
             "speed": g.speed, "perf": "atomic", "rated": g.rated, "hasMoved": !g.moves.is_empty(),
-            "opponent": {"id": opp, "username": self.account(opp).map(|a| a.username.clone()).unwrap_or_else(|| opp.to_owned()), "rating": 1500},
+            "opponent": {"id": opp, "username": self.account(opp).map_or_else(|| opp.to_owned(), |a| a.username.clone()), "rating": 1500},
             "isMyTurn": g.status == "started" && g.game.position().turn() == color,
             "secondsLeft": ours / 1000,
             "winner": g.winner.map(color_name),

@@ -172,7 +172,7 @@ impl FakeLichess {
     /// Stops the server (streams end).
     pub fn stop(&self) {
         self.stop.cancel();
-        self.with(|i| i.close_all());
+        self.with(Inner::close_all);
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> T) -> T {
@@ -231,7 +231,7 @@ impl FakeLichess {
 
     /// Cuts every open stream abruptly.
     pub fn cut_streams(&self) {
-        self.with(|i| i.cut_streams());
+        self.with(Inner::cut_streams);
     }
 
     /// Cuts `user`'s event stream abruptly; whether one was open.
@@ -262,7 +262,7 @@ impl FakeLichess {
 
     /// Drops every answer queued by [`FakeLichess::fail_next`].
     pub fn clear_faults(&self) {
-        self.with(|i| i.clear_faults());
+        self.with(Inner::clear_faults);
     }
 
     /// Whether `user` holds an open event stream that is not silenced.

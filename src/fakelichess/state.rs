@@ -45,8 +45,7 @@ impl Inner {
     pub(crate) fn new(config: FakeConfig) -> Self {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
+            .map_or(1, |d| d.as_nanos() as u64);
         Self {
             config,
             event_conns: HashMap::new(),

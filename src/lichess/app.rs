@@ -106,7 +106,7 @@ pub fn tune_allocator() {
 /// cancels (a second one exits at once): the offline commands (`demo`, `arena`) share it.
 pub fn run_until_signal<F>(job: impl FnOnce(CancellationToken) -> F) -> ExitCode
 where
-    F: std::future::Future<Output = ExitCode>,
+    F: Future<Output = ExitCode>,
 {
     let rt = match runtime() {
         Ok(rt) => rt,

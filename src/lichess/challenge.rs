@@ -128,7 +128,7 @@ pub fn decide(
     if !challenge.rated && !wants("casual") {
         return Decision::Decline(DeclineReason::Rated);
     }
-    let is_bot = challenger.is_some_and(|c| c.is_bot());
+    let is_bot = challenger.is_some_and(super::model::event::ChallengeUser::is_bot);
     if is_bot && !settings.accept_bots {
         return Decision::Decline(DeclineReason::NoBot);
     }

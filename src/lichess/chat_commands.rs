@@ -300,7 +300,7 @@ mod tests {
         EvalReport {
             score: Some(score),
             win_probability: Some(0.634),
-            pv: pv.iter().map(|s| s.to_string()).collect(),
+            pv: pv.iter().map(ToString::to_string).collect(),
             nodes: 45_678,
             depth: 12,
         }

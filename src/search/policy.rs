@@ -60,12 +60,12 @@ pub fn priors(
         out.probs.push(logit);
     }
     let mut sum = 0.0;
-    for p in out.probs.iter_mut() {
+    for p in &mut out.probs {
         *p = (*p - max_logit).exp();
         sum += *p;
     }
     if sum > 0.0 {
-        for p in out.probs.iter_mut() {
+        for p in &mut out.probs {
             *p /= sum;
         }
     }

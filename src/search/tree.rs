@@ -132,8 +132,7 @@ impl Tree {
     /// How many nodes fit into `hash_mb` MiB (at least a few thousand, so a search can always
     /// expand the root and play).
     pub fn capacity_for(hash_mb: usize) -> usize {
-        (hash_mb.saturating_mul(1 << 20) / std::mem::size_of::<Node>())
-            .clamp(4096, u32::MAX as usize - 1)
+        (hash_mb.saturating_mul(1 << 20) / size_of::<Node>()).clamp(4096, u32::MAX as usize - 1)
     }
 
     /// Maximum number of nodes.
@@ -332,16 +331,12 @@ mod tests {
 
     #[test]
     fn node_is_small() {
-        assert!(
-            std::mem::size_of::<Node>() <= 40,
-            "{}",
-            std::mem::size_of::<Node>()
-        );
+        assert!(size_of::<Node>() <= 40, "{}", size_of::<Node>());
     }
 
     #[test]
     fn capacity_follows_hash() {
-        assert!(Tree::capacity_for(64) * std::mem::size_of::<Node>() <= 64 << 20);
+        assert!(Tree::capacity_for(64) * size_of::<Node>() <= 64 << 20);
         assert!(Tree::capacity_for(64) > 1_000_000);
         assert_eq!(Tree::capacity_for(0), 4096);
     }

@@ -39,7 +39,7 @@ impl Output {
         let mut writer = self
             .0
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = writeln!(writer, "{text}");
         let _ = writer.flush();
     }
@@ -59,12 +59,14 @@ pub fn run<R: BufRead + Send + 'static>(input: R, output: Output) {
             }
             let _ = sender.send("quit".to_string());
         })
-        .map(drop)
-        .unwrap_or_else(|e| {
-            output.line(&format!(
-                "info string error: cannot start the input thread: {e}"
-            ))
-        });
+        .map_or_else(
+            |e| {
+                output.line(&format!(
+                    "info string error: cannot start the input thread: {e}"
+                ));
+            },
+            drop,
+        );
     let mut engine = Engine::new(output);
     while let Ok(line) = receiver.recv() {
         if !engine.handle(&line) {
@@ -202,12 +204,11 @@ impl Engine {
         if let Some(job) = self.job.take() {
             job.stop.store(true, Ordering::SeqCst);
             job.ponder_end.store(true, Ordering::SeqCst);
-            match job.handle.join() {
-                Ok(searcher) => self.searcher = Some(searcher),
-                Err(_) => {
-                    self.error("the search thread panicked; starting with a fresh tree");
-                    self.searcher = Some(Searcher::new(self.options.search.clone()));
-                }
+            if let Ok(searcher) = job.handle.join() {
+                self.searcher = Some(searcher);
+            } else {
+                self.error("the search thread panicked; starting with a fresh tree");
+                self.searcher = Some(Searcher::new(self.options.search.clone()));
             }
         }
     }
@@ -264,7 +265,7 @@ impl Engine {
                     stop,
                     ponder_end,
                     ponder_hit,
-                })
+                });
             }
             Err(e) => {
                 self.error(&format!("cannot start the search thread: {e}"));

@@ -114,7 +114,7 @@ fn parse_position(tokens: &[&str]) -> Result<Command, String> {
     let moves_at = tokens.iter().position(|&t| t == "moves");
     let setup = &tokens[..moves_at.unwrap_or(tokens.len())];
     let moves = moves_at
-        .map(|i| tokens[i + 1..].iter().map(|s| s.to_string()).collect())
+        .map(|i| tokens[i + 1..].iter().map(ToString::to_string).collect())
         .unwrap_or_default();
     let fen = match setup.first() {
         Some(&"startpos") if setup.len() == 1 => None,

@@ -230,7 +230,7 @@ pub struct ScriptedFactory {
 impl ScriptedFactory {
     pub fn new(script: &[&str], delay: Duration) -> Arc<Self> {
         Arc::new(Self {
-            script: Mutex::new(script.iter().map(|s| s.to_string()).collect()),
+            script: Mutex::new(script.iter().map(ToString::to_string).collect()),
             delay,
         })
     }
@@ -312,8 +312,7 @@ pub fn bot_moves(fake: &FakeLichess, game: &str) -> Vec<atomic_bot::fakelichess:
 
 /// Checks the final move list replays legally.
 pub fn assert_legal(moves: &[String]) {
-    atomic_chess::Game::from_uci_moves(atomic_chess::Position::startpos(), moves)
-        .expect("every move legal");
+    Game::from_uci_moves(atomic_chess::Position::startpos(), moves).expect("every move legal");
 }
 
 /// Waits until challenge `id` is declined (or fails the test); returns the reason key.

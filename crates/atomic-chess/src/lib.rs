@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert!(std::mem::size_of::<Position>() <= 128);
-        assert_eq!(std::mem::size_of::<Move>(), 4);
+        assert!(size_of::<Position>() <= 128);
+        assert_eq!(size_of::<Move>(), 4);
     }
 }

@@ -197,7 +197,7 @@ mod tests {
             "r3k2r/1P4P1/8/8/3Pp3/8/1p4p1/R3K2R b KQkq d3 0 1",
         ] {
             let pos = Position::from_fen(fen).expect("valid FEN");
-            for &m in pos.legal_moves().iter() {
+            for &m in &pos.legal_moves() {
                 assert_ne!(m.to_bits(), 0);
                 assert_eq!(Move::from_bits(m.to_bits()), Some(m), "{fen}: {m}");
             }

@@ -6,6 +6,9 @@ use std::str::FromStr;
 use crate::bitboard::Bitboard;
 
 /// A square of the board. The discriminant is the bit index used by [`Bitboard`].
+///
+/// The variants are the squares' names (file letter, rank digit), which say all there is.
+#[allow(missing_docs)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 #[repr(u8)]
 #[rustfmt::skip]

@@ -158,7 +158,10 @@ fn walk(start: usize, choices: &[u32], exhaustive_uci: bool) -> Result<(), TestC
             term,
             Some(Termination::Checkmate | Termination::KingExploded)
         ) {
-            let theirs_winner = theirs.outcome().known().and_then(|o| o.winner());
+            let theirs_winner = theirs
+                .outcome()
+                .known()
+                .and_then(shakmaty::KnownOutcome::winner);
             prop_assert_eq!(
                 winner.map(|c| c == atomic_chess::Color::White),
                 theirs_winner.map(|c| c == shakmaty::Color::White)

@@ -39,7 +39,7 @@ fn check_position(v: &Value) -> Vec<String> {
     if pos.to_fen() != fen {
         errors.push(format!("{fen}: round trip gives {}", pos.to_fen()));
     }
-    let mut legal: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
+    let mut legal: Vec<String> = pos.legal_moves().iter().map(ToString::to_string).collect();
     legal.sort();
     let mut expected: Vec<String> = v["legal"]
         .as_array()

@@ -45,7 +45,7 @@ struct Gate {
 
 impl Gate {
     async fn wait_cooldown(&self, endpoint: Endpoint) {
-        let until = self.cooldown_until.lock().map(|g| *g).unwrap_or(None);
+        let until = self.cooldown_until.lock().map_or(None, |g| *g);
         if let Some(until) = until
             && until > Instant::now()
         {
@@ -140,8 +140,7 @@ impl LichessClient {
             .inner
             .user_agent
             .read()
-            .map(|u| u.clone())
-            .unwrap_or_else(|_| "atomic-bot".into());
+            .map_or_else(|_| "atomic-bot".into(), |u| u.clone());
         self.inner
             .http
             .request(method, format!("{}{}", self.inner.base, path))

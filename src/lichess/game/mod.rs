@@ -239,8 +239,7 @@ impl Task {
             result: self
                 .state
                 .as_ref()
-                .map(|s| pgn::result_token(s).to_owned())
-                .unwrap_or_else(|| "*".into()),
+                .map_or_else(|| "*".into(), |s| pgn::result_token(s).to_owned()),
             pgn: None,
             fatal,
         }

@@ -146,7 +146,9 @@ pub fn classify_challenge_error(status: u16, body: &str) -> ChallengeError {
     let json: Option<ErrorBody> = serde_json::from_str(body).ok();
     let limit = json.as_ref().and_then(|e| e.ratelimit.clone());
     let seconds = limit.as_ref().and_then(|r| r.seconds);
-    let bot_games = limit.as_ref().is_some_and(|r| r.is_bot_games());
+    let bot_games = limit
+        .as_ref()
+        .is_some_and(super::super::model::account::RateLimit::is_bot_games);
     let text = json
         .map(|e| e.error)
         .filter(|t| !t.is_empty())

@@ -189,13 +189,12 @@ impl Matchmaker {
         match error {
             ChallengeError::BotGameLimit { seconds } => self.daily.reached(*seconds, now),
             ChallengeError::RateLimited { seconds } => {
-                let pause = match seconds {
-                    Some(s) => Duration::from_secs(*s).max(RATE_LIMIT_PAUSE),
-                    None => {
-                        let pause = self.rate_limit_pause;
-                        self.rate_limit_pause = (pause * 2).min(MAX_RATE_LIMIT_PAUSE);
-                        pause
-                    }
+                let pause = if let Some(s) = seconds {
+                    Duration::from_secs(*s).max(RATE_LIMIT_PAUSE)
+                } else {
+                    let pause = self.rate_limit_pause;
+                    self.rate_limit_pause = (pause * 2).min(MAX_RATE_LIMIT_PAUSE);
+                    pause
                 };
                 self.paused_until = Some(now + pause);
             }

@@ -52,7 +52,10 @@ impl State {
                     .unwrap_or_default();
                 info!(challenge = %challenge.id, %from, ?decision, "challenge");
                 if matches!(decision, Decision::Accept | Decision::Queue)
-                    && challenge.challenger.as_ref().is_some_and(|c| c.is_bot())
+                    && challenge
+                        .challenger
+                        .as_ref()
+                        .is_some_and(super::super::model::event::ChallengeUser::is_bot)
                 {
                     self.with_matchmaker(|m| m.incoming_bot_challenge(&challenge.id));
                 }

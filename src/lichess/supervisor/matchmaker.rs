@@ -46,8 +46,7 @@ pub(super) fn start_matchmaking(
     let settings = &state.ctx.settings;
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0x9e37_79b9);
+        .map_or(0x9e37_79b9, |d| d.as_nanos() as u64);
     let mm = Arc::new(Mutex::new(
         Matchmaker::new(settings.matchmaking.clone(), Instant::now(), seed)
             .with_daily_limit(state.daily_limit.clone()),

@@ -186,7 +186,7 @@ enum Ev {
 
 impl State {
     fn new(ctx: GameContext, reports: Option<mpsc::UnboundedSender<GameReport>>) -> Self {
-        let heartbeat = crate::heartbeat::Heartbeat::from_settings(&ctx.settings.heartbeat);
+        let heartbeat = Heartbeat::from_settings(&ctx.settings.heartbeat);
         Self {
             ctx,
             reports,

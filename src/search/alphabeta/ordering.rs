@@ -50,7 +50,7 @@ impl Ordering {
     /// A new search: killers are positional, so they go; the history fades.
     pub fn new_search(&mut self) {
         self.killers.fill([None; 2]);
-        for h in self.history.iter_mut() {
+        for h in &mut self.history {
             *h /= 8;
         }
     }

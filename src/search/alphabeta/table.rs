@@ -129,7 +129,7 @@ fn advise_huge_pages(slots: &[[u64; 2]]) {
     {
         const HUGE: usize = 2 << 20;
         let start = slots.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(slots);
+        let end = start + size_of_val(slots);
         let first = start.next_multiple_of(HUGE);
         let last = end / HUGE * HUGE;
         if last > first {
@@ -151,7 +151,7 @@ fn advise_huge_pages(slots: &[[u64; 2]]) {
 impl Table {
     /// A table of about `mb` MiB (at least 1024 slots).
     pub fn new(mb: usize) -> Table {
-        let want = (mb.max(1) << 20) / std::mem::size_of::<[u64; 2]>();
+        let want = (mb.max(1) << 20) / size_of::<[u64; 2]>();
         // The largest power of two that fits.
         let size = (want.next_power_of_two() >> usize::from(!want.is_power_of_two())).max(1024);
         Table {

@@ -370,17 +370,16 @@ impl Mcts {
                 let mut id = ROOT;
                 let mut found = true;
                 for &m in &game.moves()[index..] {
-                    match self
+                    if let Some(child) = self
                         .tree
                         .get(id)
                         .child_ids()
                         .find(|&c| self.tree.get(c).mv == Some(m))
                     {
-                        Some(child) => id = child,
-                        None => {
-                            found = false;
-                            break;
-                        }
+                        id = child;
+                    } else {
+                        found = false;
+                        break;
                     }
                 }
                 // Nodes grow with visits: a subtree holding more than half the arena is
@@ -703,7 +702,7 @@ impl Mcts {
                     if self.tree.get(next).visits > 0
                         || self.tree.get(next).proof != Proof::Unknown =>
                 {
-                    id = next
+                    id = next;
                 }
                 _ => break,
             }
