@@ -4,7 +4,7 @@
 
 use atomic_chess::Color;
 
-use super::games::GameRec;
+use super::game_record::GameRec;
 use super::state::Inner;
 
 impl GameRec {

@@ -9,7 +9,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::Value;
 
-use super::http::{Caller, Guarded, bearer, error, html, json, lock};
+use super::http::{Caller, bearer, error, html, json, lock};
+use super::layers::Guarded;
 use super::state::Inner;
 use crate::lichess::client::Endpoint;
 

@@ -1,8 +1,8 @@
-//! What the fake's HTTP layers share: the state handle, the bearer token of a request, the
-//! endpoint a layer stands in front of, and lichess's kinds of answers (JSON, an HTML page,
-//! an ND-JSON stream).
+//! What the fake's HTTP side shares: the lock on the state, the bearer token of a request,
+//! and lichess's kinds of answers (JSON, an HTML page, an ND-JSON stream). It knows nothing
+//! of the state itself, so the modules the state is built from may use it.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use axum::body::{Body, Bytes};
 use axum::http::header::CONTENT_TYPE;
@@ -12,12 +12,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
-use super::state::Inner;
-use super::streams::Stream;
-use crate::lichess::client::Endpoint;
-
-/// The server state, shared by the handlers, the layers and the in-process control methods.
-pub(crate) type Shared = Arc<Mutex<Inner>>;
+use super::conn::Stream;
 
 /// Locks `m`, also after a panic in another holder (the state stays usable for the tests that
 /// inspect it).
@@ -26,17 +21,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     }
-}
-
-/// The state of a layer in front of one endpoint: the layers of every route are the same
-/// functions, and this tells them which endpoint they guard (`None`: a path the server does
-/// not serve, which only the request log sees).
-#[derive(Clone)]
-pub(crate) struct Guarded {
-    /// The server state.
-    pub(crate) shared: Shared,
-    /// The endpoint of the route.
-    pub(crate) endpoint: Option<Endpoint>,
 }
 
 /// The account id of the caller, set by the gate (`gate.rs`) for the handlers.

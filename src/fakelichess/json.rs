@@ -5,7 +5,7 @@ use atomic_chess::Color;
 use serde_json::{Value, json};
 
 use super::challenges::speed_of;
-use super::games::GameRec;
+use super::game_record::GameRec;
 use super::state::Inner;
 
 impl GameRec {

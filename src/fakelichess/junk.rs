@@ -12,17 +12,12 @@
 //! - extra entries of another type in lists the bot reads entry by entry (`nowPlaying`).
 //!
 //! The property test (`tests/lenient.rs`) runs it over recorded lichess documents; the fake
-//! server applies it to its answers and stream lines after [`super::FakeLichess::junk`].
+//! server applies it to its answers and stream lines after [`super::FakeLichess::junk`]
+//! (the middleware `decorate`, in `layers.rs`).
 
-use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::header::CONTENT_TYPE;
-use axum::middleware::Next;
-use axum::response::Response;
-use futures_util::StreamExt;
+use axum::body::Bytes;
 use serde_json::{Map, Number, Value, json};
 
-use super::http::{Guarded, NDJSON, lock};
 use crate::lichess::client::Endpoint;
 
 /// The decorator: a seeded xorshift generator (same seed, same junk).
@@ -302,58 +297,12 @@ impl Junk {
 
     /// A chunk of ND-JSON (a stream sends a line per chunk; a finite answer sends them all in
     /// one), each line decorated (see [`Junk::decorate_line`]).
-    fn decorate_lines(&mut self, chunk: &[u8], kind: Option<&str>) -> Bytes {
+    pub(crate) fn decorate_lines(&mut self, chunk: &[u8], kind: Option<&str>) -> Bytes {
         let mut out = Vec::with_capacity(chunk.len() + 64);
         for line in chunk.split_inclusive(|&b| b == b'\n') {
             out.extend_from_slice(&self.decorate_line(line, kind));
         }
         Bytes::from(out)
-    }
-}
-
-/// The middleware: once junk is asked for ([`super::FakeLichess::junk`]), every JSON answer
-/// and every ND-JSON line an endpoint sends is decorated, each answer with its own fork of the
-/// generator. HTML pages (injected faults) pass as they are.
-pub(crate) async fn decorate(State(at): State<Guarded>, request: Request, next: Next) -> Response {
-    let junk = lock(&at.shared).junk.as_mut().map(Junk::fork);
-    let response = next.run(request).await;
-    let (Some(mut junk), Some(endpoint)) = (junk, at.endpoint) else {
-        return response;
-    };
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let (parts, body) = response.into_parts();
-    if content_type.starts_with("application/json") {
-        let kind = reply_kind(endpoint, parts.status.as_u16());
-        let bytes = axum::body::to_bytes(body, usize::MAX)
-            .await
-            .unwrap_or_default();
-        let body = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(mut v) => {
-                junk.decorate(kind, &mut v);
-                Body::from(v.to_string())
-            }
-            Err(_) => Body::from(bytes),
-        };
-        let mut response = Response::from_parts(parts, body);
-        // The length changed; hyper sets the new one.
-        response
-            .headers_mut()
-            .remove(axum::http::header::CONTENT_LENGTH);
-        response
-    } else if content_type.starts_with(NDJSON) {
-        // A stream's lines say their own type; the online-bot list's do not.
-        let kind = (endpoint == Endpoint::OnlineBots).then_some("online");
-        let lines = body
-            .into_data_stream()
-            .map(move |chunk| chunk.map(|c| junk.decorate_lines(&c, kind)));
-        Response::from_parts(parts, Body::from_stream(lines))
-    } else {
-        Response::from_parts(parts, body)
     }
 }
 

@@ -10,24 +10,21 @@
 //! On the same path the server measures the bot's response time without trusting the bot: from
 //! the moment the game-stream line that made it the bot's turn was released to the bot, to the
 //! moment its move request reached the server (before the inbound half of the lag).
+//!
+//! The middleware that applies the lag to requests and measures moves (`delay`, with
+//! `Link::note_move`) is in `layers.rs`: it reads the state, which holds the [`Lags`] kept here.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
-use axum::extract::{RawPathParams, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::body::Bytes;
 use futures_util::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::FakeLichess;
-use super::http::{Guarded, bearer, lock};
-use super::state::Inner;
-use crate::lichess::client::Endpoint;
+use super::http::lock;
 
 /// The lag links of the server, by bearer token.
 #[derive(Default)]
@@ -40,25 +37,14 @@ pub(crate) struct Link {
     /// Half the round trip: the delay of each direction.
     one_way: Duration,
     /// When the first game-stream line showing a game at `n` moves was released: `(game, n)`.
-    released: Mutex<HashMap<(String, usize), Instant>>,
+    pub(super) released: Mutex<HashMap<(String, usize), Instant>>,
     /// Response times measured so far (line released → move request arrived).
-    responses: Mutex<Vec<Duration>>,
+    pub(super) responses: Mutex<Vec<Duration>>,
 }
 
 impl Link {
-    /// A move request of this account reached the server: records its response time, from
-    /// the release of the line that showed the game as it is now.
-    fn note_move(&self, shared: &Mutex<Inner>, game: &str) {
-        let plies = lock(shared).snapshot(game).map(|g| g.moves.len());
-        if let Some(n) = plies
-            && let Some(t) = lock(&self.released).remove(&(game.to_owned(), n))
-        {
-            lock(&self.responses).push(t.elapsed());
-        }
-    }
-
     /// Half the round trip: one direction of the lag.
-    async fn wait_one_way(&self) {
+    pub(super) async fn wait_one_way(&self) {
         if !self.one_way.is_zero() {
             tokio::time::sleep(self.one_way).await;
         }
@@ -134,49 +120,6 @@ fn state_of(line: &[u8]) -> Option<(usize, bool)> {
     Some((moves.split_ascii_whitespace().count(), over))
 }
 
-/// The middleware: for a lagged account, the request waits the inbound half of the lag before
-/// it is processed (a move request's response time is taken on arrival), its answer the
-/// outbound half, and each line of a stream its own outbound half. Other accounts pass.
-pub(crate) async fn delay(
-    State(at): State<Guarded>,
-    params: RawPathParams,
-    request: Request,
-    next: Next,
-) -> Response {
-    let link = lock(&at.shared).lags.link(bearer(request.headers()));
-    let Some(link) = link else {
-        return next.run(request).await;
-    };
-    let game = params
-        .iter()
-        .find(|(k, _)| *k == "id")
-        .map(|(_, v)| v.to_owned());
-    if at.endpoint == Some(Endpoint::Move)
-        && let Some(id) = &game
-    {
-        link.note_move(&at.shared, id);
-    }
-    link.wait_one_way().await;
-    let response = next.run(request).await;
-    let stream = matches!(
-        at.endpoint,
-        Some(Endpoint::EventStream | Endpoint::GameStream)
-    ) && response.status().is_success();
-    if !stream {
-        link.wait_one_way().await;
-        return response;
-    }
-    let game = game.filter(|_| at.endpoint == Some(Endpoint::GameStream));
-    let (parts, body) = response.into_parts();
-    let lines = body
-        .into_data_stream()
-        .take_while(|chunk| std::future::ready(chunk.is_ok()))
-        .filter_map(|chunk| std::future::ready(chunk.ok()));
-    let delayed = UnboundedReceiverStream::new(link.relay(lines, game))
-        .map(Ok::<Bytes, std::convert::Infallible>);
-    Response::from_parts(parts, Body::from_stream(delayed))
-}
-
 impl Lags {
     /// The link of a bearer token, if that account is lagged.
     pub(crate) fn link(&self, token: Option<&str>) -> Option<Arc<Link>> {
@@ -223,6 +166,8 @@ impl FakeLichess {
 
 #[cfg(test)]
 mod tests {
+    use tokio_stream::wrappers::UnboundedReceiverStream;
+
     use super::*;
 
     #[test]

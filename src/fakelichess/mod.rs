@@ -23,19 +23,36 @@
 //! The HTTP side is an axum router (`routes.rs`): one route per [`Endpoint`], each behind the
 //! same middleware (lag, junk, request log, token and injected faults), so the handlers only
 //! read their extracted path, query or form and call the state.
+//!
+//! The modules, in the order they depend on each other (each imports only modules above it,
+//! besides this facade's [`FakeLichess`] and config types):
+//!
+//! - what the state holds, knowing nothing of it: `conn` (a stream connection),
+//!   `challenge_record`, `game_record`, `log` (a request record), [`junk`] (the decorator),
+//!   `http` (the lock, the bearer token, lichess's kinds of answers), `lag` (the lag links);
+//! - `state`: `Inner`, everything the server knows, and its shared handle;
+//! - the rules, each adding its part of `impl Inner`: `accounts`, `challenges`, `json`,
+//!   `games`, `clock`, `streams`;
+//! - the HTTP front: `layers` (the lag, junk and log middleware, and `Guarded`, what a layer
+//!   knows), `gate` (the token and the queued answers), then `routes`;
+//! - beside it, driving a running server: [`faults`] (with `rng` and `bad_lines`) and [`cli`].
 
 mod accounts;
 mod bad_lines;
+mod challenge_record;
 mod challenges;
 pub mod cli;
 mod clock;
+mod conn;
 pub mod faults;
+mod game_record;
 mod games;
 mod gate;
 mod http;
 mod json;
 pub mod junk;
 mod lag;
+mod layers;
 mod log;
 mod rng;
 mod routes;
@@ -50,11 +67,11 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::lichess::client::Endpoint;
-pub use challenges::ChallengeSpec;
+pub use challenge_record::ChallengeSpec;
 pub use games::{Castling, GameSnapshot};
-use http::{Shared, lock};
+use http::lock;
 pub use log::RequestRecord;
-use state::Inner;
+use state::{Inner, Shared};
 
 /// One account of the fake server.
 #[derive(Clone, Debug)]
@@ -306,7 +323,7 @@ impl FakeLichess {
     /// humans are not limited. (The in-process [`FakeLichess::challenge`] skips the check,
     /// like a challenge created before the limit was reached.)
     pub fn limit_bot_games(&self, per_day: usize, reset_s: u64) {
-        self.with(|i| i.limit_bot_games(challenges::BotLimit { per_day, reset_s }));
+        self.with(|i| i.limit_bot_games(challenge_record::BotLimit { per_day, reset_s }));
     }
 
     /// From now on every JSON document sent (answers and stream lines) carries seeded junk

@@ -1,8 +1,8 @@
 //! The fake's HTTP face: the Bot API paths the bot uses, routed by axum to the server state.
 //!
-//! Every route sits behind the same layers, outermost first: the lag of a lagged account
-//! (`lag.rs`), the junk added to what is sent (`junk.rs`), the request log (`log.rs`) and the
-//! gate (token and queued faults, `gate.rs`). A path the server does not serve gets lichess's
+//! Every route sits behind the same layers, outermost first: the lag of a lagged account,
+//! the junk added to what is sent, the request log (the three in `layers.rs`) and the gate
+//! (token and queued faults, `gate.rs`). A path the server does not serve gets lichess's
 //! 404 and is logged with no endpoint.
 
 use axum::Router;
@@ -15,10 +15,11 @@ use axum::routing::{MethodRouter, get, post};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::challenges::ChallengeSpec;
-use super::http::{self, Caller, Guarded, Shared, lock, user_agent};
-use super::state::Res;
-use super::{gate, junk, lag, log};
+use super::challenge_record::ChallengeSpec;
+use super::gate;
+use super::http::{self, Caller, lock, user_agent};
+use super::layers::{self, Guarded};
+use super::state::{Res, Shared};
 use crate::lichess::client::Endpoint;
 
 /// The router of the fake server.
@@ -30,15 +31,15 @@ pub(crate) fn router(shared: &Shared) -> Router {
         };
         route
             .route_layer(from_fn_with_state(guarded.clone(), gate::admit))
-            .route_layer(from_fn_with_state(guarded.clone(), log::record))
-            .route_layer(from_fn_with_state(guarded.clone(), junk::decorate))
-            .route_layer(from_fn_with_state(guarded, lag::delay))
+            .route_layer(from_fn_with_state(guarded.clone(), layers::record))
+            .route_layer(from_fn_with_state(guarded.clone(), layers::decorate))
+            .route_layer(from_fn_with_state(guarded, layers::delay))
     };
     let unknown = Guarded {
         shared: shared.clone(),
         endpoint: None,
     };
-    let not_found = not_found.layer(from_fn_with_state(unknown, log::record));
+    let not_found = not_found.layer(from_fn_with_state(unknown, layers::record));
     use Endpoint as E;
     Router::new()
         .route("/api/account", at(E::Account, get(account)))

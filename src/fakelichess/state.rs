@@ -1,15 +1,24 @@
 //! The server's state: everything the fake knows, under one mutex that is never held across
 //! an await. The rules of what a request does live beside it, one concept per module
 //! (`accounts`, `challenges`, `games`, `clock`, `streams`, with the documents in `json`);
-//! each adds its part of `impl Inner`.
+//! each adds its part of `impl Inner`. What the state holds is typed in modules that know
+//! nothing of it (`challenge_record`, `game_record`, `conn`, `log`, `lag`, `junk`), so the
+//! state depends on them and never the other way round.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use super::FakeConfig;
-use super::challenges::{BotLimit, ChallengeRec};
-use super::games::GameRec;
-use super::streams::Conn;
+use super::challenge_record::{BotLimit, ChallengeRec};
+use super::conn::Conn;
+use super::game_record::GameRec;
+use super::junk::Junk;
+use super::lag::Lags;
+use super::log::RequestRecord;
 use crate::lichess::client::Endpoint;
+
+/// The server state, shared by the handlers, the layers and the in-process control methods.
+pub(crate) type Shared = Arc<Mutex<Inner>>;
 
 /// A result with lichess's error answer: `(status, error text)`.
 pub(crate) type Res<T> = Result<T, (u16, String)>;
@@ -31,14 +40,14 @@ pub(crate) struct Inner {
     pub(crate) game_order: Vec<String>,
     /// Answers queued by `fail_next`, by endpoint (`gate.rs`).
     pub(crate) faults: HashMap<Endpoint, VecDeque<(u16, String)>>,
-    pub(crate) requests: Vec<super::log::RequestRecord>,
+    pub(crate) requests: Vec<RequestRecord>,
     pub(super) rng: u64,
-    /// Lagged accounts (`lag.rs`).
-    pub(crate) lags: super::lag::Lags,
+    /// Lagged accounts (`lag.rs`, applied in `layers.rs`).
+    pub(crate) lags: Lags,
     /// lichess's daily bot-versus-bot game limit, when simulated.
     pub(super) bot_limit: Option<BotLimit>,
     /// Junk added to every JSON document sent, when asked (`FakeLichess::junk`).
-    pub(crate) junk: Option<super::junk::Junk>,
+    pub(crate) junk: Option<Junk>,
 }
 
 impl Inner {
@@ -57,7 +66,7 @@ impl Inner {
             faults: HashMap::new(),
             requests: Vec::new(),
             rng: seed | 1,
-            lags: super::lag::Lags::default(),
+            lags: Lags::default(),
             bot_limit: None,
             junk: None,
         }

@@ -2,42 +2,13 @@
 //! and pending challenges replayed on connect), game streams (`gameFull` first), keep-alives;
 //! and the hooks of the fault injector (`faults.rs`) that cut or silence them and push lines.
 
-use axum::body::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::challenges::ChallengeRec;
+use super::challenge_record::ChallengeRec;
+use super::conn::{Conn, Stream};
 use super::state::{Inner, Res, err};
-
-/// An open ND-JSON stream: its lines, and the token that cuts it abruptly.
-pub(crate) struct Stream {
-    /// Lines as the server sends them (newline included).
-    pub(crate) rx: mpsc::UnboundedReceiver<Bytes>,
-    /// Cancelled to cut the stream without a final line.
-    pub(crate) cut: CancellationToken,
-}
-
-/// One open stream connection: whose it is (user and User-Agent, as lila tells streams
-/// apart), where its lines go, and whether it was silenced by a fault.
-pub(super) struct Conn {
-    pub(super) user: String,
-    pub(super) ua: String,
-    pub(super) tx: mpsc::UnboundedSender<Bytes>,
-    pub(super) cut: CancellationToken,
-    pub(super) silent: bool,
-}
-
-impl Conn {
-    pub(super) fn send(&self, line: &str) -> bool {
-        if self.silent {
-            return !self.tx.is_closed();
-        }
-        let mut b = line.as_bytes().to_vec();
-        b.push(b'\n');
-        self.tx.send(Bytes::from(b)).is_ok()
-    }
-}
 
 impl Inner {
     pub(crate) fn open_event_stream(&mut self, user: &str, ua: &str) -> Stream {
