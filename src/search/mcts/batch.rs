@@ -42,7 +42,9 @@ use std::thread::Thread;
 
 use atomic_chess::{Move, MoveList, Position};
 
-use super::{Leaf, Mcts, evaluate_leaf, new_children};
+use super::Mcts;
+use super::expand::new_children;
+use super::leaf::{Leaf, evaluate_leaf};
 use crate::search::SearchParams;
 use crate::search::eval::QStats;
 use crate::search::policy;
