@@ -23,7 +23,8 @@
 //! searches and pruned when full, `playout.rs` one playout (selection, backup, proofs),
 //! `leaf.rs` a leaf's first visit (terminal checks, quiescence), `expand.rs` the children and
 //! their priors, `stop.rs` the solver's and the clock's stops, `root.rs` the move chosen and
-//! the lines reported, `batch.rs` the batched playouts of `threads > 1`.
+//! the lines reported, `batch.rs` the batched playouts of `threads > 1` and `pool.rs` the
+//! threads that do their jobs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -35,6 +36,7 @@ mod batch;
 mod expand;
 mod leaf;
 mod playout;
+mod pool;
 mod root;
 mod stop;
 
@@ -205,13 +207,13 @@ impl Mcts {
                 &root_pos, base_keys, limits, stop, on_info, start, single, None,
             );
         } else {
-            let pool = batch::Pool::new(self.config.params.clone(), threads);
+            let pool = pool::Pool::new(self.config.params.clone(), threads);
             std::thread::scope(|scope| {
                 let workers = (1..threads)
                     .map(|_| scope.spawn(|| pool.serve()).thread().clone())
                     .collect();
                 // Dropping the crew (also on a panic) lets the workers go.
-                let mut crew = batch::Crew::new(&pool, workers);
+                let mut crew = pool::Crew::new(&pool, workers);
                 self.run(
                     &root_pos,
                     base_keys,
@@ -243,7 +245,7 @@ impl Mcts {
         on_info: &mut dyn FnMut(&SearchInfo),
         start: Instant,
         single: bool,
-        mut crew: Option<&mut batch::Crew>,
+        mut crew: Option<&mut pool::Crew>,
     ) {
         let mut last_info = start;
         let mut watch = stop::Watch::default();
