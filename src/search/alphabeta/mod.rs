@@ -11,7 +11,7 @@
 //! deepening, the root with MultiPV and randomised openings, time, reports).
 //!
 //! Threads (lazy SMP): with `SearchConfig::threads` = N, the calling thread (the main thread)
-//! searches as with one thread while N − 1 helpers search the same root over the same
+//! runs the one-thread search while N − 1 helpers search the same root over the same
 //! transposition table, each with its own [`Worker`] (histories, killers, corrections,
 //! stacks). They share results only through the table. The main thread alone reports, keeps
 //! the time and decides: the move played is its best move. One thread is bit-for-bit the
