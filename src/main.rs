@@ -36,7 +36,8 @@ enum Mode {
         /// Playouts per position.
         #[arg(long, default_value_t = uci::bench::DEFAULT_PLAYOUTS)]
         playouts: u64,
-        /// Search threads (1 gives the signature; more measure the speed of batched search).
+        /// Search threads (1 gives the signature; more measure the speed of batched search and,
+        /// for alpha-beta, the time to depth with helper threads).
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },

@@ -88,10 +88,58 @@ fn every_engine_finds_the_forced_wins_in_two() {
     }
 }
 
-/// An infinite search returns soon after another thread sets the stop flag, with a legal move.
+/// The forced wins in one to three, found on one, two and three threads (a sample of ten
+/// puzzles of each length: the full sets are searched on one thread above and in the
+/// engine-specific tests). With more threads a node limit counts every thread's nodes.
+#[test]
+fn every_engine_finds_forced_wins_on_one_two_and_three_threads() {
+    // Budgets (nodes for alpha-beta, playouts for the MCTS) per length of the win.
+    let budgets = |algorithm: Algorithm, mate: u32| match (algorithm, mate) {
+        (_, 1) => 50,
+        (Algorithm::AlphaBeta, 2) => 10_000,
+        (Algorithm::AlphaBeta, _) => 30_000,
+        (Algorithm::Mcts, 2) => 5000,
+        (Algorithm::Mcts, _) => 10_000,
+    };
+    for (algorithm, _) in ENGINES {
+        for threads in 1..=3 {
+            let mut searcher = Searcher::new(SearchConfig {
+                threads,
+                ..config(algorithm)
+            });
+            for mate in 1..=3 {
+                let nodes = budgets(algorithm, mate);
+                let mut missed = Vec::new();
+                for puzzle in puzzles(mate).iter().step_by(6) {
+                    let pos = Position::from_fen(&puzzle.fen).expect("valid FEN");
+                    searcher.clear();
+                    let result = search(&mut searcher, &Game::new(pos), nodes);
+                    let best = result.best_move.expect("a move");
+                    assert!(pos.is_legal(best), "{algorithm:?} {threads}: {best}");
+                    match result.info.score {
+                        Score::Mate(n) if n > 0 && n <= mate as i32 => {}
+                        other => missed.push(format!("{} {best} {other:?}", puzzle.id)),
+                    }
+                }
+                // Every win in one; all but one of the longer ones.
+                let allowed = usize::from(mate > 1);
+                assert!(
+                    missed.len() <= allowed,
+                    "{algorithm:?} on {threads} threads, mate {mate} at {nodes}: {missed:?}"
+                );
+            }
+        }
+    }
+}
+
+/// An infinite search on one, two and three threads returns soon after another thread sets
+/// the stop flag, with a legal move.
 #[test]
 fn every_engine_stops_promptly_when_told() {
-    for (algorithm, _) in ENGINES {
+    for (algorithm, threads) in ENGINES
+        .iter()
+        .flat_map(|&(algorithm, _)| (1..=3).map(move |threads| (algorithm, threads)))
+    {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let setter = std::thread::spawn(move || {
@@ -99,7 +147,10 @@ fn every_engine_stops_promptly_when_told() {
             flag.store(true, Ordering::SeqCst);
             Instant::now()
         });
-        let mut searcher = Searcher::new(config(algorithm));
+        let mut searcher = Searcher::new(SearchConfig {
+            threads,
+            ..config(algorithm)
+        });
         let limits = Limits {
             infinite: true,
             ..Limits::default()
@@ -112,10 +163,13 @@ fn every_engine_stops_promptly_when_told() {
         // Generous for a loaded debug build; a search that ignored the flag never returns.
         assert!(
             latency < Duration::from_millis(500),
-            "{algorithm:?}: {latency:?}"
+            "{algorithm:?} on {threads} threads: {latency:?}"
         );
         let m = result.best_move.expect("a move");
-        assert!(Position::startpos().is_legal(m), "{algorithm:?}: {m}");
+        assert!(
+            Position::startpos().is_legal(m),
+            "{algorithm:?} on {threads} threads: {m}"
+        );
     }
 }
 

@@ -378,6 +378,63 @@ fn two_threads_play_stop_and_ponder() {
     assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
 }
 
+/// The alpha-beta search with `Threads` 3 (lazy SMP): legal moves on time, a node limit on
+/// the nodes of every thread, MultiPV lines, `stop` and `ponderhit` answered at once.
+#[test]
+fn alphabeta_on_three_threads_plays_stops_and_ponders() {
+    let mut engine = Engine::start();
+    engine.send("setoption name Hash value 16");
+    engine.send("setoption name Threads value 3");
+    engine.ready();
+    play_game(&mut engine, &["e2e3", "e7e6"], 12, &mut |_| {
+        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+    });
+    engine.send("setoption name MultiPV value 2");
+    engine.send("position startpos moves e2e4 e7e6");
+    engine.send("go nodes 20000");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    let nodes = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.split(" nodes ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("an info line with nodes");
+    // Every thread's nodes count, so the three stop together near the limit.
+    assert!((20_000..25_000).contains(&nodes), "{nodes} nodes");
+    assert!(lines.iter().any(|l| l.contains(" multipv 2 ")), "{lines:?}");
+    engine.send("setoption name MultiPV value 1");
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    engine.send("stop");
+    engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "stop took {:?}",
+        start.elapsed()
+    );
+    engine.send("position startpos moves e2e4 e7e6 d2d4");
+    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    engine.send("ponderhit");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "answered {:?} after ponderhit",
+        start.elapsed()
+    );
+    let best = lines
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("move")
+        .to_string();
+    let game =
+        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
+    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+}
+
 #[test]
 fn end_of_input_quits() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_atomic-bot"))

@@ -45,7 +45,10 @@ pub struct SearchConfig {
     pub algorithm: Algorithm,
     /// Tree (or transposition table) memory cap in MiB (the UCI `Hash` option).
     pub hash_mb: usize,
-    /// Search threads. 1: one playout at a time on the calling thread. More: batched leaf
+    /// Search threads. 1: the search runs on the calling thread alone. More, for the
+    /// alpha-beta search: lazy SMP (`alphabeta/helpers.rs`): helper threads search the same
+    /// root over the shared transposition table while the calling thread searches, reports and
+    /// decides as with one (not deterministic). For the MCTS: batched leaf
     /// parallelism (`mcts/batch.rs`): the calling thread selects batches of 8 playouts per
     /// thread with virtual losses and applies them, and every thread shares the leaf work
     /// (evaluations, expansions, refined priors). The tree is only ever changed by the calling

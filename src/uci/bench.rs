@@ -32,7 +32,8 @@ pub const POSITIONS: &[&str] = &[
 
 /// Runs the bench on `threads` search threads and prints one line per position, then the
 /// totals. The signature is that of one thread; more threads search differently (batches of
-/// playouts, see `search::mcts`), with their own signature per thread count.
+/// playouts, see `search::mcts`, with their own signature per thread count; the alpha-beta
+/// part with helper threads, not deterministic: its time measures the speed-up to depth).
 pub fn run(out: &Output, config: &SearchConfig, playouts: u64, threads: usize) {
     let mut config = config.clone();
     config.algorithm = Algorithm::Mcts;

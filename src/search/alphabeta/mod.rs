@@ -6,8 +6,16 @@
 //! them where the MCTS samples them, and its nodes are about ten times cheaper than playouts.
 //!
 //! Layout: [`table`] (transposition table), [`ordering`] (move ordering), [`correction`]
-//! (correction histories), `node` (the recursive search below the root), this module
-//! (iterative deepening, the root with MultiPV and randomised openings, time, reports).
+//! (correction histories), `node` (the recursive search below the root), `helpers` (the
+//! helper threads of lazy SMP), this module (the engine, a thread's state, iterative
+//! deepening, the root with MultiPV and randomised openings, time, reports).
+//!
+//! Threads (lazy SMP): with `SearchConfig::threads` = N, the calling thread (the main thread)
+//! runs the one-thread search while N − 1 helpers search the same root over the same
+//! transposition table, each with its own [`Worker`] (histories, killers, corrections,
+//! stacks). They share results only through the table. The main thread alone reports, keeps
+//! the time and decides: the move played is its best move. One thread is bit-for-bit the
+//! search without helpers.
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
@@ -19,11 +27,12 @@
 //! standing pat on the corrected evaluation.
 
 mod correction;
+mod helpers;
 mod node;
 mod ordering;
 mod table;
 
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::time::Instant;
 
 use atomic_chess::{Color, Game, Move, Position};
@@ -46,11 +55,20 @@ const ASPIRATION: i32 = 40;
 /// Lines searched to pick a random opening move among near-equal ones.
 const RANDOM_LINES: usize = 4;
 
-/// Limits of one search, read inside the recursion.
+/// What one thread of a search reads inside the recursion: its limits and what the threads
+/// share.
 struct Ctx<'a> {
+    /// The main thread's: the caller's `stop`; a helper's: set when the main thread is done.
     stop: &'a AtomicBool,
     hard: Option<Instant>,
+    /// The node limit, on the nodes of every thread (helpers have none: the main thread's
+    /// stop ends them).
     nodes: Option<u64>,
+    /// The transposition table every thread reads and writes.
+    table: &'a Table,
+    /// Nodes of every thread, as each last published its own (every `CHECK_INTERVAL` nodes,
+    /// and when it ends): with one thread, always that thread's published count.
+    total: &'a AtomicU64,
 }
 
 /// A root move with the score of its last search (`-MATE` when it failed low).
@@ -63,14 +81,33 @@ struct RootMove {
     pv: Vec<Move>,
 }
 
-/// The alpha-beta searcher. Keeps its transposition table and history between searches.
+/// The alpha-beta searcher. Keeps its transposition table and every thread's history
+/// between searches.
 pub struct AlphaBeta {
     table: Table,
     /// The table's size (the UCI `Hash`).
     hash_mb: usize,
+    params: SearchParams,
+    /// Threads of a search (`SearchConfig::threads`, at least 1).
+    threads: usize,
+    /// One per thread that has searched: the main thread's first, then the helpers'. Kept
+    /// between searches (their histories), made when the thread count first grows.
+    workers: Vec<Worker>,
+    /// Nodes of the last search, every thread's.
+    last_nodes: u64,
+    /// The selective depth the last search reported.
+    last_seldepth: u32,
+}
+
+/// What one thread of a search owns: its own move ordering, correction histories, stacks and
+/// counters, so that nothing on the hot path is shared but the table.
+struct Worker {
+    /// A copy of the engine's parameters (read at every node, so kept beside the rest).
+    params: SearchParams,
+    /// Late move reductions by depth and moves searched (from the parameters).
+    lmr: Box<[[u8; 64]; 64]>,
     ordering: Ordering,
     correction: Correction,
-    params: SearchParams,
     /// Repetition keys: the game's reversible history, then the current line.
     keys: Vec<u64>,
     nodes: u64,
@@ -90,10 +127,8 @@ pub struct AlphaBeta {
     excluded: [Option<Move>; MAX_PLY],
     /// Depth of the current iteration: extensions stop past twice this many plies.
     root_depth: i32,
-    /// Late move reductions by depth and moves searched (from the parameters).
-    lmr: Box<[[u8; 64]; 64]>,
-    /// The selective depth the last search reported.
-    last_seldepth: u32,
+    /// Of `nodes()`, those already added to the search's shared total.
+    published: u64,
 }
 
 impl Engine for AlphaBeta {
@@ -103,6 +138,7 @@ impl Engine for AlphaBeta {
         if config.hash_mb != self.hash_mb {
             *self = AlphaBeta::new(config);
         }
+        self.threads = config.threads.max(1);
         self.set_params(&config.params);
     }
 
@@ -121,14 +157,16 @@ impl Engine for AlphaBeta {
     /// Forgets the table and the history (a new game).
     fn clear(&mut self) {
         self.table.clear();
-        self.ordering.clear();
-        self.correction.clear();
+        for worker in &mut self.workers {
+            worker.ordering.clear();
+            worker.correction.clear();
+        }
     }
 
     fn stats(&self) -> SearchStats {
         SearchStats {
-            playouts: self.nodes(),
-            positions: self.nodes(),
+            playouts: self.last_nodes,
+            positions: self.last_nodes,
             max_depth: self.last_seldepth,
             ..SearchStats::default()
         }
@@ -141,42 +179,24 @@ impl AlphaBeta {
         AlphaBeta {
             table: Table::new(config.hash_mb),
             hash_mb: config.hash_mb,
-            ordering: Ordering::default(),
-            correction: Correction::default(),
             params: config.params.clone(),
-            keys: Vec::new(),
-            nodes: 0,
-            qstats: QStats::default(),
-            aborted: false,
-            first_iteration: true,
-            seldepth: 0,
-            pv: vec![[None; MAX_PLY]; MAX_PLY],
-            pv_len: [0; MAX_PLY],
-            evals: [0; MAX_PLY],
-            root_moves: Vec::new(),
-            excluded: [None; MAX_PLY],
-            root_depth: 0,
-            lmr: lmr_table(&config.params),
+            threads: config.threads.max(1),
+            workers: vec![Worker::new(&config.params)],
+            last_nodes: 0,
             last_seldepth: 0,
         }
     }
 
-    /// Takes new parameters (the reduction table follows them).
+    /// Takes new parameters (every thread takes them at the next search).
     fn set_params(&mut self, params: &SearchParams) {
         if self.params != *params {
             self.params = params.clone();
-            self.lmr = lmr_table(params);
         }
     }
 
-    /// Positions visited by the last search (tree and quiescence nodes).
-    pub fn nodes(&self) -> u64 {
-        self.nodes + self.qstats.nodes
-    }
-
     /// Searches the game's position by iterative deepening until a limit is reached or `stop`
-    /// is set. `lines` is the UCI MultiPV; `random` (a random number) asks for a random pick
-    /// among near-equal moves (an opening not to be farmed).
+    /// is set, on `threads` threads. `lines` is the UCI MultiPV; `random` (a random number)
+    /// asks for a random pick among near-equal moves (an opening not to be farmed).
     fn run_search(
         &mut self,
         game: &Game,
@@ -187,18 +207,17 @@ impl AlphaBeta {
         on_info: &mut dyn FnMut(&SearchInfo),
     ) -> SearchResult {
         let start = Instant::now();
-        self.nodes = 0;
-        self.qstats = QStats::default();
-        self.aborted = false;
-        self.seldepth = 0;
         self.table.new_search();
-        self.ordering.new_search();
-        self.keys.clear();
-        self.keys.extend_from_slice(game.history_keys());
-        let root = *game.position();
-        if self.keys.last() != Some(&root.zobrist()) {
-            self.keys.push(root.zobrist());
+        let threads = self.threads.max(1);
+        while self.workers.len() < threads {
+            self.workers.push(Worker::new(&self.params));
         }
+        let (main, helpers) = self.workers[..threads]
+            .split_first_mut()
+            .expect("at least one thread");
+        main.prepare(game, &self.params);
+        let root = *game.position();
+        let total = AtomicU64::new(0);
         let ctx = Ctx {
             stop,
             hard: if limits.infinite {
@@ -207,13 +226,15 @@ impl AlphaBeta {
                 limits.hard.map(|h| start + h)
             },
             nodes: limits.nodes,
+            table: &self.table,
+            total: &total,
         };
 
         let moves = root.legal_moves();
         if moves.is_empty() || root.board().king_of(root.turn()).is_none() {
             let lost = root.is_check() || root.board().king_of(root.turn()).is_none();
             let score = if lost { -MATE } else { 0 };
-            let info = self.info(start, 0, score, Vec::new(), 1);
+            let info = main.info(&ctx, start, 0, score, Vec::new(), 1);
             on_info(&info);
             return self.result(None, None, info, score, &root);
         }
@@ -226,30 +247,191 @@ impl AlphaBeta {
         let window = random.map_or(0, |_| {
             eval::centipawns(0.5 + self.params.random_window, self.params.eval_scale)
         });
+        // A fixed random bonus per move, up to a fifth of the window: ties are broken at
+        // random without changing which moves are near-equal.
+        main.set_root_moves(&ctx, &root, &moves, |i| {
+            random.map_or(0, |r| {
+                (mix(r ^ (i as u64 + 1)) % (window as u64 / 5 + 1)) as i32
+            })
+        });
+        let max_depth = limits.depth.map_or(MAX_PLY as i32 - 8, |d| {
+            (d as i32).clamp(1, MAX_PLY as i32 - 8)
+        });
+        let mut main_search = || main.deepen(&ctx, &root, limits, lines, max_depth, start, on_info);
+        let completed = if helpers.is_empty() {
+            main_search()
+        } else {
+            for helper in helpers.iter_mut() {
+                helper.prepare(game, &self.params);
+            }
+            helpers::alongside(helpers, &ctx, &root, &moves, max_depth, main_search)
+        };
+        let main = &mut self.workers[0];
+
+        if limits.infinite {
+            // Pondering or `go infinite` must not answer before `stop` (or `ponderhit`), even
+            // when there is nothing left to search (a mate found, the deepest iteration done).
+            while !stop.load(AtomicOrdering::Relaxed) {
+                std::thread::sleep(IDLE_NAP);
+            }
+        }
+        let (depth, mut root_moves) = completed.unwrap_or_else(|| (0, main.root_moves.clone()));
+        if random.is_some() {
+            pick_random(&mut root_moves, lines, window);
+        }
+        let best = &root_moves[0];
+        let mut pv = best.pv.clone();
+        if pv.first() != Some(&best.mv) {
+            pv = vec![best.mv];
+        }
+        // Every helper has published all its nodes on its way out: the count is exact.
+        let info = main.info(
+            &ctx,
+            start,
+            depth.max(1) as u32,
+            best.score.max(-MATE),
+            pv,
+            1,
+        );
+        on_info(&info);
+        let ponder = info.pv.get(1).copied();
+        let (mv, score) = (best.mv, best.score.max(-MATE));
+        self.result(Some(mv), ponder, info, score, &root)
+    }
+
+    fn result(
+        &mut self,
+        best_move: Option<Move>,
+        ponder_move: Option<Move>,
+        info: SearchInfo,
+        score: i32,
+        root: &Position,
+    ) -> SearchResult {
+        self.last_seldepth = info.seldepth;
+        self.last_nodes = info.nodes;
+        // Only exact facts are reported as proven: a king-exploding capture now, or no move.
+        // Deeper mate scores can rest on pruned moves and are shown, not claimed.
+        let proven = match best_move {
+            Some(m) if eval::wins_at_once(root, m) => Some(Proven::Win(1)),
+            None if score == -MATE => Some(Proven::Loss(0)),
+            None => Some(Proven::Draw),
+            Some(_) => None,
+        };
+        let estimate = eval::win_probability(score, self.params.eval_scale);
+        SearchResult::new(best_move, ponder_move, info, proven, estimate)
+    }
+}
+
+impl Worker {
+    /// A thread's state with empty histories.
+    fn new(params: &SearchParams) -> Worker {
+        Worker {
+            params: params.clone(),
+            lmr: lmr_table(params),
+            ordering: Ordering::default(),
+            correction: Correction::default(),
+            keys: Vec::new(),
+            nodes: 0,
+            qstats: QStats::default(),
+            aborted: false,
+            first_iteration: true,
+            seldepth: 0,
+            pv: vec![[None; MAX_PLY]; MAX_PLY],
+            pv_len: [0; MAX_PLY],
+            evals: [0; MAX_PLY],
+            root_moves: Vec::new(),
+            excluded: [None; MAX_PLY],
+            root_depth: 0,
+            published: 0,
+        }
+    }
+
+    /// Takes new parameters (the reduction table follows them).
+    fn set_params(&mut self, params: &SearchParams) {
+        if self.params != *params {
+            self.params = params.clone();
+            self.lmr = lmr_table(params);
+        }
+    }
+
+    /// Readies the thread for a search of `game`'s position.
+    fn prepare(&mut self, game: &Game, params: &SearchParams) {
+        self.set_params(params);
+        self.nodes = 0;
+        self.qstats = QStats::default();
+        self.aborted = false;
+        self.first_iteration = true;
+        self.seldepth = 0;
+        self.published = 0;
+        self.ordering.new_search();
+        self.keys.clear();
+        self.keys.extend_from_slice(game.history_keys());
+        let root = game.position().zobrist();
+        if self.keys.last() != Some(&root) {
+            self.keys.push(root);
+        }
+    }
+
+    /// Positions this thread visited in this search (tree and quiescence nodes).
+    fn nodes(&self) -> u64 {
+        self.nodes + self.qstats.nodes
+    }
+
+    /// Adds the nodes not yet published to the search's total.
+    fn publish(&mut self, ctx: &Ctx) {
+        let nodes = self.nodes();
+        ctx.total
+            .fetch_add(nodes - self.published, AtomicOrdering::Relaxed);
+        self.published = nodes;
+    }
+
+    /// The nodes of every thread as far as this one knows: the published total and its own
+    /// unpublished nodes (with one thread, exactly its own).
+    fn counted(&self, ctx: &Ctx) -> u64 {
+        ctx.total.load(AtomicOrdering::Relaxed) + (self.nodes() - self.published)
+    }
+
+    /// The root moves in their first order: the table's move first, then the static order;
+    /// `bonus` gives each (by index) its random bonus.
+    fn set_root_moves(
+        &mut self,
+        ctx: &Ctx,
+        root: &Position,
+        moves: &[Move],
+        bonus: impl Fn(usize) -> i32,
+    ) {
         self.root_moves = moves
             .iter()
             .enumerate()
             .map(|(i, &mv)| RootMove {
                 mv,
                 score: -MATE,
-                // A fixed random bonus per move, up to a fifth of the window: ties are broken
-                // at random without changing which moves are near-equal.
-                bonus: random.map_or(0, |r| {
-                    (mix(r ^ (i as u64 + 1)) % (window as u64 / 5 + 1)) as i32
-                }),
+                bonus: bonus(i),
                 pv: vec![mv],
             })
             .collect();
-        // The table's move first, then the static order.
-        if let Some(first) = self.table.probe(root.zobrist()).and_then(|e| e.mv)
+        if let Some(first) = ctx.table.probe(root.zobrist()).and_then(|e| e.mv)
             && let Some(i) = self.root_moves.iter().position(|r| r.mv == first)
         {
             self.root_moves[..=i].rotate_right(1);
         }
+    }
 
-        let max_depth = limits.depth.map_or(MAX_PLY as i32 - 8, |d| {
-            (d as i32).clamp(1, MAX_PLY as i32 - 8)
-        });
+    /// The main thread's iterative deepening to `max_depth`: reports every finished iteration
+    /// (its `lines` best moves), keeps the time and stops on the limits. Returns the depth and
+    /// root moves of the last finished iteration (with a better move found by an unfinished
+    /// one first), if one finished.
+    #[allow(clippy::too_many_arguments)]
+    fn deepen(
+        &mut self,
+        ctx: &Ctx,
+        root: &Position,
+        limits: &Limits,
+        lines: usize,
+        max_depth: i32,
+        start: Instant,
+        on_info: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<(i32, Vec<RootMove>)> {
         let mut completed: Option<(i32, Vec<RootMove>)> = None;
         // Time stability: how often the best move changed lately, and since when it holds.
         let mut changes = 0.0f32;
@@ -260,9 +442,9 @@ impl AlphaBeta {
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
             let score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {
-                    self.aspiration(&ctx, &root, depth, prev)
+                    self.aspiration(ctx, root, depth, prev)
                 }
-                _ => self.root(&ctx, &root, depth, -MATE, MATE, lines),
+                _ => self.root(ctx, root, depth, -MATE, MATE, lines),
             };
             if self.aborted {
                 // A move that beat the previous best in the unfinished iteration is better
@@ -292,13 +474,20 @@ impl AlphaBeta {
             completed = Some((depth, self.root_moves.clone()));
             for i in 0..lines {
                 let r = &self.root_moves[i];
-                let info = self.info(start, depth as u32, r.score, r.pv.clone(), i as u32 + 1);
+                let info = self.info(
+                    ctx,
+                    start,
+                    depth as u32,
+                    r.score,
+                    r.pv.clone(),
+                    i as u32 + 1,
+                );
                 on_info(&info);
             }
             if limits.infinite {
                 continue;
             }
-            if moves.len() == 1 {
+            if self.root_moves.len() == 1 {
                 break;
             }
             // A win found by a search deep enough to have seen every reply on the way
@@ -328,27 +517,7 @@ impl AlphaBeta {
             }
         }
 
-        if limits.infinite {
-            // Pondering or `go infinite` must not answer before `stop` (or `ponderhit`), even
-            // when there is nothing left to search (a mate found, the deepest iteration done).
-            while !stop.load(AtomicOrdering::Relaxed) {
-                std::thread::sleep(IDLE_NAP);
-            }
-        }
-        let (depth, mut root_moves) = completed.unwrap_or_else(|| (0, self.root_moves.clone()));
-        if random.is_some() {
-            pick_random(&mut root_moves, lines, window);
-        }
-        let best = &root_moves[0];
-        let mut pv = best.pv.clone();
-        if pv.first() != Some(&best.mv) {
-            pv = vec![best.mv];
-        }
-        let info = self.info(start, depth.max(1) as u32, best.score.max(-MATE), pv, 1);
-        on_info(&info);
-        let ponder = info.pv.get(1).copied();
-        let (mv, score) = (best.mv, best.score.max(-MATE));
-        self.result(Some(mv), ponder, info, score, &root)
+        completed
     }
 
     /// One iteration with an aspiration window around the previous score, widened on a fail.
@@ -455,29 +624,10 @@ impl AlphaBeta {
         best
     }
 
-    fn result(
-        &mut self,
-        best_move: Option<Move>,
-        ponder_move: Option<Move>,
-        info: SearchInfo,
-        score: i32,
-        root: &Position,
-    ) -> SearchResult {
-        self.last_seldepth = info.seldepth;
-        // Only exact facts are reported as proven: a king-exploding capture now, or no move.
-        // Deeper mate scores can rest on pruned moves and are shown, not claimed.
-        let proven = match best_move {
-            Some(m) if eval::wins_at_once(root, m) => Some(Proven::Win(1)),
-            None if score == -MATE => Some(Proven::Loss(0)),
-            None => Some(Proven::Draw),
-            Some(_) => None,
-        };
-        let estimate = eval::win_probability(score, self.params.eval_scale);
-        SearchResult::new(best_move, ponder_move, info, proven, estimate)
-    }
-
+    /// A report of the search so far (nodes: every thread's, as far as this one knows).
     fn info(
         &self,
+        ctx: &Ctx,
         start: Instant,
         depth: u32,
         score: i32,
@@ -485,7 +635,7 @@ impl AlphaBeta {
         multipv: u32,
     ) -> SearchInfo {
         let time = start.elapsed();
-        let nodes = self.nodes();
+        let nodes = self.counted(ctx);
         let p = eval::win_probability(score, self.params.eval_scale);
         SearchInfo {
             depth,
@@ -496,16 +646,19 @@ impl AlphaBeta {
             score: score_of(score),
             wdl: SearchInfo::wdl(p),
             pv,
-            hashfull: self.table.permille_full(),
+            hashfull: ctx.table.permille_full(),
             multipv,
         }
     }
 
     /// Whether to abandon the search.
     fn should_stop(&mut self, ctx: &Ctx) -> bool {
+        if self.nodes.is_multiple_of(CHECK_INTERVAL) {
+            self.publish(ctx);
+        }
         if !self.aborted
             && !self.first_iteration
-            && (ctx.nodes.is_some_and(|n| self.nodes() >= n)
+            && (ctx.nodes.is_some_and(|n| self.counted(ctx) >= n)
                 || (self.nodes.is_multiple_of(CHECK_INTERVAL)
                     && (ctx.stop.load(AtomicOrdering::Relaxed)
                         || ctx.hard.is_some_and(|h| Instant::now() >= h))))
@@ -599,6 +752,48 @@ fn has_pieces(pos: &Position, color: Color) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An engine on `threads` threads searching the starting position.
+    fn search_start(threads: usize, limits: &Limits) -> (AlphaBeta, SearchResult) {
+        let config = SearchConfig {
+            hash_mb: 8,
+            threads,
+            ..SearchConfig::default()
+        };
+        let mut engine = AlphaBeta::new(&config);
+        let game = Game::new(Position::startpos());
+        let result = engine.search(&game, limits, &AtomicBool::new(false), 1, None, &mut |_| {});
+        (engine, result)
+    }
+
+    #[test]
+    fn helpers_search_alongside_and_their_nodes_are_counted() {
+        let depth = Limits {
+            depth: Some(7),
+            ..Limits::default()
+        };
+        let (engine, result) = search_start(2, &depth);
+        assert_eq!(engine.workers.len(), 2);
+        assert!(engine.workers[1].nodes() > 0, "the helper searched nothing");
+        let sum: u64 = engine.workers.iter().map(Worker::nodes).sum();
+        assert_eq!(engine.stats().positions, sum);
+        assert_eq!(result.info.nodes, sum);
+        assert_eq!(result.info.depth, 7);
+        // A node limit counts every thread's nodes: two threads together stop near it (a
+        // helper runs on for at most a check interval and its quiescence nodes), not at twice.
+        let n = 20_000;
+        let nodes = Limits {
+            nodes: Some(n),
+            ..Limits::default()
+        };
+        let (engine, result) = search_start(2, &nodes);
+        let total = engine.stats().positions;
+        assert!(
+            (n..n + n / 4).contains(&total),
+            "{total} nodes for a limit of {n}"
+        );
+        assert!(result.best_move.is_some());
+    }
 
     #[test]
     fn the_log_reductions_grow_with_depth_and_move_number_and_a_zero_divisor_turns_them_off() {

@@ -13,10 +13,10 @@ use atomic_chess::{MoveList, Position};
 
 use super::correction::Keys;
 use super::table::{Bound, from_table, to_table};
-use super::{AlphaBeta, Ctx, has_pieces};
+use super::{Ctx, Worker, has_pieces};
 use crate::search::eval::{self, MATE, MATE_BOUND};
 
-impl AlphaBeta {
+impl Worker {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
     /// `cut_node`: a zero-window node expected to fail high (the child of a reduced search
@@ -96,7 +96,7 @@ impl AlphaBeta {
         // is not the position's, so it neither reads a cut-off from the table nor stores.
         let excluded = self.excluded[ply];
         let key = pos.zobrist();
-        let entry = self.table.probe(key);
+        let entry = ctx.table.probe(key);
         let table_move = entry.and_then(|e| e.mv);
         if let Some(e) = entry
             && !pv_node
@@ -268,7 +268,7 @@ impl AlphaBeta {
             }
             let mut child = *pos;
             child.play_unchecked(m);
-            self.table.prefetch(child.zobrist());
+            ctx.table.prefetch(child.zobrist());
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
@@ -385,7 +385,7 @@ impl AlphaBeta {
             self.correction
                 .update(k, best - static_eval, depth, self.params.ab_corr_max);
         }
-        self.table.store(
+        ctx.table.store(
             key,
             best_move.or(table_move),
             to_table(best, ply),

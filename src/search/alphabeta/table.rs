@@ -4,6 +4,16 @@
 //! Replacement keeps the deeper result of the current search: an entry is overwritten by a new
 //! position unless it is from this search and at least three plies deeper (a deep result costs
 //! many nodes to find again; a stale one is worth nothing).
+//!
+//! Shared between the threads of a search (lazy SMP) without a lock: a slot is two
+//! `AtomicU64` read and written with relaxed loads and stores, so two threads writing one
+//! slot at once can leave a torn slot, the key word of one write beside the data word of
+//! another. The key word is therefore stored xored with a mix of the data word (the usual
+//! lockless-hashing check): a torn slot reads back with a scrambled key, fails the key check
+//! and is taken for another position's. Only a coincidence in all 48 checked bits (odds of
+//! 2⁻⁴⁸, as for two positions sharing a key) could pass it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use atomic_chess::Move;
 
@@ -47,7 +57,9 @@ const GENERATIONS: u8 = 64;
 /// One slot as stored, 16 bytes: the key's upper 48 bits and the static evaluation (16, `NO_EVAL`
 /// for none), then the move's bits (32), the score (16), the depth (8), the bound (2) and the
 /// generation (6). The key's lower 16 bits are the slot's index in any table of 1 MiB or more,
-/// so the check loses nothing there. All zeros is an empty slot, so a new
+/// so the check loses nothing there. In memory the first word is xored with [`check`] of the
+/// second (see the module's documentation). All zeros is an empty slot (the check of 0 is 0),
+/// so a new
 /// table is a zeroed allocation: the operating system commits its pages only as they are
 /// written, and a table of a few hundred MB costs nothing until the search fills it.
 #[derive(Clone, Copy)]
@@ -91,6 +103,19 @@ impl Slot {
         }
     }
 
+    /// The slot from its two words as stored.
+    fn from_words(stored_key: u64, data: u64) -> Slot {
+        Slot {
+            key: stored_key ^ check(data),
+            data,
+        }
+    }
+
+    /// The two words to store.
+    fn words(self) -> [u64; 2] {
+        [self.key ^ check(self.data), self.data]
+    }
+
     fn holds(self, key: u64) -> bool {
         (self.key ^ key) & KEY_MASK == 0
     }
@@ -104,17 +129,39 @@ impl Slot {
     }
 }
 
-/// The table: a power-of-two number of slots, each stored as `[key, data]` (`vec!` of
-/// zeros allocates zeroed memory, which the operating system commits lazily: in 2 MiB
-/// blocks on Linux (`advise_huge_pages`), so that a search of a second or more soon
-/// commits the whole table).
+/// What the key word is xored with: a bijective mix of the data word, so that any change of
+/// the data scrambles the checked bits of the key (a plain xor would let a tear that changed
+/// only the data's low 16 bits, a half of the move, pass and corrupt the stored evaluation).
+/// `check(0) == 0`: an empty slot stays all zeros.
+fn check(data: u64) -> u64 {
+    crate::search::mix64(data)
+}
+
+/// The table: a power-of-two number of slots, each stored as `[key, data]` in a zeroed
+/// allocation, which the operating system commits lazily: in 2 MiB blocks on Linux
+/// (`advise_huge_pages`), so that a search of a second or more soon commits the whole table.
+/// Shared by reference between the threads of a search: probes and stores take `&self`.
 pub struct Table {
-    slots: Vec<[u64; 2]>,
+    slots: Box<[[AtomicU64; 2]]>,
+    /// Changed only between searches (`&mut self`), read by every thread.
     generation: u8,
 }
 
-fn zeroed(len: usize) -> Vec<[u64; 2]> {
-    let slots = vec![[0; 2]; len];
+/// `len` (at least 1) empty slots in one zeroed allocation. Why not `vec!`: an atomic is not
+/// `Clone`, and filling the slots one by one would write, hence commit, every page at once.
+fn zeroed(len: usize) -> Box<[[AtomicU64; 2]]> {
+    let layout = std::alloc::Layout::array::<[AtomicU64; 2]>(len.max(1))
+        .expect("a table of at most the address space");
+    // SAFETY: the layout's size is not zero (len >= 1, 16 bytes a slot). All zero bits is a
+    // valid `AtomicU64` (0), so the zeroed memory holds `len` initialised slots, and the box
+    // frees it with the same layout (`Layout::array` of the same type and length).
+    let slots = unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<[AtomicU64; 2]>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, len.max(1)))
+    };
     advise_huge_pages(&slots);
     slots
 }
@@ -124,7 +171,7 @@ fn zeroed(len: usize) -> Vec<[u64; 2]> {
 /// and with 4 KiB pages nearly each one also misses the processor's address-translation
 /// cache; a 64 MiB table in huge pages is 32 translations, which the cache holds. Only the
 /// whole 2 MiB blocks inside the allocation are advised; a refusal changes nothing but speed.
-fn advise_huge_pages(slots: &[[u64; 2]]) {
+fn advise_huge_pages(slots: &[[AtomicU64; 2]]) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
@@ -151,7 +198,7 @@ fn advise_huge_pages(slots: &[[u64; 2]]) {
 impl Table {
     /// A table of about `mb` MiB (at least 1024 slots).
     pub fn new(mb: usize) -> Table {
-        let want = (mb.max(1) << 20) / size_of::<[u64; 2]>();
+        let want = (mb.max(1) << 20) / size_of::<[AtomicU64; 2]>();
         // The largest power of two that fits.
         let size = (want.next_power_of_two() >> usize::from(!want.is_power_of_two())).max(1024);
         Table {
@@ -176,9 +223,17 @@ impl Table {
         key as usize & (self.slots.len() - 1)
     }
 
+    /// The slot at `index`, as two relaxed loads: possibly torn, which the key check catches.
     fn read(&self, index: usize) -> Slot {
-        let [key, data] = self.slots[index];
-        Slot { key, data }
+        let [key, data] = &self.slots[index];
+        Slot::from_words(key.load(Ordering::Relaxed), data.load(Ordering::Relaxed))
+    }
+
+    /// Writes `slot` at `index` (two relaxed stores; see [`Table::read`]).
+    fn write(&self, index: usize, slot: Slot) {
+        let [key, data] = slot.words();
+        self.slots[index][0].store(key, Ordering::Relaxed);
+        self.slots[index][1].store(data, Ordering::Relaxed);
     }
 
     /// Asks the processor to bring `key`'s slot into the cache: called as soon as a child
@@ -211,7 +266,7 @@ impl Table {
     /// Stores a search result. `score` is already relative to the node ([`to_table`]);
     /// `eval` is the node's uncorrected static evaluation, if it has one.
     pub fn store(
-        &mut self,
+        &self,
         key: u64,
         mv: Option<Move>,
         score: i32,
@@ -242,8 +297,7 @@ impl Table {
             eval,
             generation,
         };
-        let packed = Slot::pack(key, &entry);
-        self.slots[slot] = [packed.key, packed.data];
+        self.write(slot, Slot::pack(key, &entry));
     }
 
     /// Permille of the first thousand slots holding an entry of the current search (UCI
@@ -351,5 +405,112 @@ mod tests {
         assert!(t.probe(77 | 1 << 40).is_none());
         t.clear();
         assert!(t.probe(77).is_none());
+    }
+
+    /// The two stored words of `key`'s slot.
+    fn words(t: &Table, key: u64) -> [u64; 2] {
+        let [k, d] = &t.slots[t.slot(key)];
+        [k.load(Ordering::Relaxed), d.load(Ordering::Relaxed)]
+    }
+
+    #[test]
+    fn a_torn_slot_is_never_read_as_valid() {
+        let pos = atomic_chess::Position::from_fen("4k3/1P6/8/8/8/8/8/4K3 w - - 0 1").unwrap();
+        let [a, b] = ["e1d1", "e1f1"].map(|m| pos.parse_uci(m).unwrap());
+        let t = Table::new(1);
+        let n = t.slots.len() as u64;
+        // Writes that differ in every field, in the move alone (its low bits: a plain xor of
+        // the data would let that tear pass and corrupt the evaluation), in the evaluation
+        // alone, and in the key alone (another position in the same slot).
+        let writes = [
+            (77, Some(a), 10, 5, Bound::Exact, Some(3)),
+            (77, Some(b), -40, 7, Bound::Lower, None),
+            (77, Some(b), 10, 5, Bound::Exact, Some(3)),
+            (77, Some(a), 10, 5, Bound::Exact, Some(-900)),
+            (77 + 3 * n, Some(a), 10, 5, Bound::Exact, Some(3)),
+        ];
+        let stored: Vec<[u64; 2]> = writes
+            .iter()
+            .map(|&(key, mv, score, depth, bound, eval)| {
+                t.store(key, mv, score, depth, bound, eval);
+                assert_eq!(t.probe(key).map(|e| e.score), Some(score));
+                words(&t, key)
+            })
+            .collect();
+        let mut torn = 0;
+        for (i, first) in stored.iter().enumerate() {
+            for (j, second) in stored.iter().enumerate() {
+                if first[1] == second[1] {
+                    continue;
+                }
+                // The key word of write i beside the data word of write j.
+                t.slots[t.slot(77)][0].store(first[0], Ordering::Relaxed);
+                t.slots[t.slot(77)][1].store(second[1], Ordering::Relaxed);
+                for key in [writes[i].0, writes[j].0] {
+                    assert!(t.probe(key).is_none(), "writes {i} and {j}, key {key}");
+                }
+                torn += 1;
+            }
+        }
+        assert!(torn >= 12, "{torn} torn slots tried");
+    }
+
+    /// Threads writing the same few slots at once (different positions, and different results
+    /// for one position) while others read: every entry read is one that some thread wrote,
+    /// whole.
+    #[test]
+    fn entries_read_while_other_threads_write_are_whole() {
+        const WRITERS: u64 = 3;
+        const ROUNDS: u64 = 20_000;
+        let t = Table::new(1);
+        let n = t.slots.len() as u64;
+        // Eight positions in each of two slots.
+        let keys: Vec<u64> = (0..8u64).flat_map(|j| [5 + j * n, 9 + j * n]).collect();
+        // What writer `w` stores for the position numbered `j`: every field says `(j, w)`.
+        let entry_of = |j: u64, w: u64| {
+            let score = (j * 100 + w) as i32;
+            (score, w as i32, Some(-(score + 1)))
+        };
+        let (seen, torn) = std::thread::scope(|s| {
+            for w in 0..WRITERS {
+                let (t, keys) = (&t, &keys);
+                s.spawn(move || {
+                    for round in 0..ROUNDS {
+                        let j = (round * (w + 3)) % keys.len() as u64;
+                        let (score, depth, eval) = entry_of(j, w);
+                        let bound = [Bound::Exact, Bound::Lower, Bound::Upper][w as usize % 3];
+                        t.store(keys[j as usize], None, score, depth, bound, eval);
+                    }
+                });
+            }
+            let reader = s.spawn(|| {
+                let (mut seen, mut torn) = (0u64, Vec::new());
+                for round in 0..ROUNDS * WRITERS {
+                    let j = round % keys.len() as u64;
+                    if let Some(e) = t.probe(keys[j as usize]) {
+                        seen += 1;
+                        let w = e.depth as u64;
+                        let whole = w < WRITERS && {
+                            let (score, depth, eval) = entry_of(j, w);
+                            let bound = [Bound::Exact, Bound::Lower, Bound::Upper][w as usize % 3];
+                            (e.score, e.depth, e.eval, e.bound, e.mv)
+                                == (score, depth, eval, bound, None)
+                        };
+                        if !whole {
+                            torn.push(format!("{j}: {e:?}"));
+                        }
+                    }
+                }
+                (seen, torn)
+            });
+            reader.join().expect("reader")
+        });
+        assert!(
+            torn.is_empty(),
+            "{} torn entries read: {:?}",
+            torn.len(),
+            &torn[..torn.len().min(5)]
+        );
+        assert!(seen > 0, "nothing read");
     }
 }

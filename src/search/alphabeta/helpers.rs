@@ -1,0 +1,90 @@
+//! The helper threads of lazy SMP: with `Threads` = N, N − 1 helpers search the main thread's
+//! root over the shared transposition table while the main thread searches it too. A helper
+//! reports nothing and decides nothing; what it finds reaches the main thread through the
+//! table (cut-offs, moves to try first, stored evaluations), which is the whole point: the
+//! threads fill the table together, so the main thread reaches each depth sooner.
+//!
+//! Why the helpers do not simply repeat the main thread: the odd-numbered ones start one ply
+//! deeper (depth 2, then 3, ...), so at any time about half the helpers work an iteration
+//! ahead of the others; and every helper has its own histories and timing, so the searches
+//! drift apart within a few iterations. Helpers never stop the search: the main thread sets
+//! their stop flag when it is done (for whatever reason: time, nodes, `stop`, depth), and
+//! they are joined before the search returns.
+
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+
+use atomic_chess::{Move, Position};
+
+use super::{Ctx, MATE, MATE_BOUND, Worker};
+
+/// Runs `main` (the main thread's search) on the calling thread with `helpers` searching
+/// `root` alongside on threads of their own (each `prepare`d for this search), stops them when
+/// `main` returns, joins them and returns `main`'s answer. A helper whose thread cannot be
+/// started is left out (the search runs on fewer threads).
+pub(super) fn alongside<T>(
+    helpers: &mut [Worker],
+    ctx: &Ctx,
+    root: &Position,
+    moves: &[Move],
+    max_depth: i32,
+    main: impl FnOnce() -> T,
+) -> T {
+    let done = AtomicBool::new(false);
+    let helper_ctx = Ctx {
+        stop: &done,
+        hard: None,
+        nodes: None,
+        table: ctx.table,
+        total: ctx.total,
+    };
+    std::thread::scope(|scope| {
+        for (i, helper) in helpers.iter_mut().enumerate() {
+            let ctx = &helper_ctx;
+            let _ = std::thread::Builder::new()
+                .name(format!("alphabeta-helper-{}", i + 1))
+                .spawn_scoped(scope, move || {
+                    helper.help(ctx, root, moves, i + 1, max_depth);
+                });
+        }
+        // Set on the way out even if `main` panics: the scope would otherwise wait forever
+        // for helpers that never stop.
+        let _stop_helpers = SetOnDrop(&done);
+        main()
+    })
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, AtomicOrdering::Relaxed);
+    }
+}
+
+impl Worker {
+    /// Helper number `index` (from 1): iterative deepening of `root` with one line, no
+    /// reports and no time, from depth 1 (even `index`) or 2 (odd) up to `max_depth`, until
+    /// its stop flag is set. Publishes all its nodes before returning.
+    fn help(&mut self, ctx: &Ctx, root: &Position, moves: &[Move], index: usize, max_depth: i32) {
+        // A helper may stop anywhere: only the main thread must finish an iteration.
+        self.first_iteration = false;
+        self.set_root_moves(ctx, root, moves, |_| 0);
+        let first = (1 + (index % 2) as i32).min(max_depth);
+        let mut previous: Option<i32> = None;
+        for depth in first..=max_depth {
+            self.root_depth = depth;
+            let score = match previous {
+                Some(prev) if depth >= 5 && prev.abs() < MATE_BOUND => {
+                    self.aspiration(ctx, root, depth, prev)
+                }
+                _ => self.root(ctx, root, depth, -MATE, MATE, 1),
+            };
+            if self.aborted {
+                break;
+            }
+            previous = Some(score);
+        }
+        self.publish(ctx);
+    }
+}
