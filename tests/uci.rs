@@ -230,6 +230,65 @@ fn play_game(
     }
 }
 
+/// The move of a `bestmove` line (the last of `lines`), checked legal after `moves` from the
+/// start position.
+fn legal_best_move(lines: &[String], moves: &[&str]) -> String {
+    let best = lines
+        .last()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .expect("move")
+        .to_string();
+    let game = Game::from_uci_moves(Position::startpos(), moves).expect("legal");
+    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    best
+}
+
+/// The node count of the last `info` line that has one.
+fn last_info_nodes(lines: &[String]) -> u64 {
+    lines
+        .iter()
+        .rev()
+        .find_map(|l| l.split(" nodes ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .expect("an info line with nodes")
+}
+
+/// `go infinite` on the current position, then `stop` after 300 ms: the `bestmove` must come
+/// within 500 ms (`isready` is answered during the search too). Returns the lines of the search.
+fn stop_answers_at_once(engine: &mut Engine) -> Vec<String> {
+    engine.send("go infinite");
+    std::thread::sleep(Duration::from_millis(300));
+    engine.ready();
+    let start = Instant::now();
+    engine.send("stop");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "stop took {:?}",
+        start.elapsed()
+    );
+    lines
+}
+
+/// A ponder search on 5 s clocks after 1. e4 e6 2. d4, then `ponderhit` after 200 ms: a legal
+/// `bestmove` must come within `within`.
+fn ponderhit_answers_a_legal_move(engine: &mut Engine, within: Duration) {
+    let moves = ["e2e4", "e7e6", "d2d4"];
+    engine.send(&format!("position startpos moves {}", moves.join(" ")));
+    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    engine.send("ponderhit");
+    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
+    assert!(
+        start.elapsed() < within,
+        "answered {:?} after ponderhit",
+        start.elapsed()
+    );
+    legal_best_move(&lines, &moves);
+}
+
 #[test]
 fn games_with_movetime_nodes_and_clocks() {
     let mut engine = Engine::start();
@@ -270,24 +329,8 @@ fn games_with_movetime_nodes_and_clocks() {
 fn stop_ends_an_infinite_search_at_once() {
     let mut engine = Engine::start();
     engine.send("position startpos moves e2e4 e7e6");
-    engine.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
-    engine.ready(); // isready is answered during the search
-    let start = Instant::now();
-    engine.send("stop");
-    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "stop took {:?}",
-        start.elapsed()
-    );
-    let best = lines
-        .last()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .expect("move")
-        .to_string();
-    let game = Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6"]).expect("legal");
-    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    let lines = stop_answers_at_once(&mut engine);
+    legal_best_move(&lines, &["e2e4", "e7e6"]);
     assert!(
         lines
             .iter()
@@ -299,25 +342,7 @@ fn stop_ends_an_infinite_search_at_once() {
 fn ponder_then_ponderhit() {
     let mut engine = Engine::start();
     engine.send("setoption name Ponder value true");
-    engine.send("position startpos moves e2e4 e7e6 d2d4");
-    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
-    std::thread::sleep(Duration::from_millis(200));
-    let start = Instant::now();
-    engine.send("ponderhit");
-    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
-    assert!(
-        start.elapsed() < Duration::from_millis(2000),
-        "took {:?}",
-        start.elapsed()
-    );
-    let best = lines
-        .last()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .expect("move")
-        .to_string();
-    let game =
-        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
-    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    ponderhit_answers_a_legal_move(&mut engine, Duration::from_millis(2000));
 
     // A ponder search that is stopped still answers.
     engine.send("go ponder wtime 5000 btime 5000");
@@ -344,38 +369,10 @@ fn two_threads_play_stop_and_ponder() {
     engine.send("position startpos moves e2e4 e7e6");
     engine.send("go nodes 1000");
     let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
-    let nodes = lines
-        .iter()
-        .rev()
-        .find_map(|l| l.split(" nodes ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .expect("an info line with nodes");
-    assert_eq!(nodes, 1000);
-    engine.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
-    let start = Instant::now();
-    engine.send("stop");
-    engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "stop took {:?}",
-        start.elapsed()
-    );
+    assert_eq!(last_info_nodes(&lines), 1000);
+    stop_answers_at_once(&mut engine);
     engine.send("setoption name Ponder value true");
-    engine.send("position startpos moves e2e4 e7e6 d2d4");
-    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
-    std::thread::sleep(Duration::from_millis(200));
-    engine.send("ponderhit");
-    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
-    let best = lines
-        .last()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .expect("move")
-        .to_string();
-    let game =
-        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
-    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    ponderhit_answers_a_legal_move(&mut engine, Duration::from_secs(10));
 }
 
 /// The alpha-beta search with `Threads` 3 (lazy SMP): legal moves on time, a node limit on
@@ -393,46 +390,13 @@ fn alphabeta_on_three_threads_plays_stops_and_ponders() {
     engine.send("position startpos moves e2e4 e7e6");
     engine.send("go nodes 20000");
     let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
-    let nodes = lines
-        .iter()
-        .rev()
-        .find_map(|l| l.split(" nodes ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .expect("an info line with nodes");
+    let nodes = last_info_nodes(&lines);
     // Every thread's nodes count, so the three stop together near the limit.
     assert!((20_000..25_000).contains(&nodes), "{nodes} nodes");
     assert!(lines.iter().any(|l| l.contains(" multipv 2 ")), "{lines:?}");
     engine.send("setoption name MultiPV value 1");
-    engine.send("go infinite");
-    std::thread::sleep(Duration::from_millis(300));
-    let start = Instant::now();
-    engine.send("stop");
-    engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
-    assert!(
-        start.elapsed() < Duration::from_millis(500),
-        "stop took {:?}",
-        start.elapsed()
-    );
-    engine.send("position startpos moves e2e4 e7e6 d2d4");
-    engine.send("go ponder wtime 5000 btime 5000 winc 0 binc 0");
-    std::thread::sleep(Duration::from_millis(200));
-    let start = Instant::now();
-    engine.send("ponderhit");
-    let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(10));
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "answered {:?} after ponderhit",
-        start.elapsed()
-    );
-    let best = lines
-        .last()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .expect("move")
-        .to_string();
-    let game =
-        Game::from_uci_moves(Position::startpos(), &["e2e4", "e7e6", "d2d4"]).expect("legal");
-    assert!(game.position().parse_uci(&best).is_ok(), "illegal {best}");
+    stop_answers_at_once(&mut engine);
+    ponderhit_answers_a_legal_move(&mut engine, Duration::from_secs(3));
 }
 
 #[test]
