@@ -142,62 +142,10 @@ impl Engine for AlphaBeta {
         self.set_params(&config.params);
     }
 
-    fn search(
-        &mut self,
-        game: &Game,
-        limits: &Limits,
-        stop: &AtomicBool,
-        lines: usize,
-        random: Option<u64>,
-        on_info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        self.run_search(game, limits, stop, lines, random, on_info)
-    }
-
-    /// Forgets the table and the history (a new game).
-    fn clear(&mut self) {
-        self.table.clear();
-        for worker in &mut self.workers {
-            worker.ordering.clear();
-            worker.correction.clear();
-        }
-    }
-
-    fn stats(&self) -> SearchStats {
-        SearchStats {
-            playouts: self.last_nodes,
-            positions: self.last_nodes,
-            max_depth: self.last_seldepth,
-            ..SearchStats::default()
-        }
-    }
-}
-
-impl AlphaBeta {
-    /// A searcher whose table uses about `config.hash_mb` MiB.
-    pub fn new(config: &SearchConfig) -> AlphaBeta {
-        AlphaBeta {
-            table: Table::new(config.hash_mb),
-            hash_mb: config.hash_mb,
-            params: config.params.clone(),
-            threads: config.threads.max(1),
-            workers: vec![Worker::new(&config.params)],
-            last_nodes: 0,
-            last_seldepth: 0,
-        }
-    }
-
-    /// Takes new parameters (every thread takes them at the next search).
-    fn set_params(&mut self, params: &SearchParams) {
-        if self.params != *params {
-            self.params = params.clone();
-        }
-    }
-
     /// Searches the game's position by iterative deepening until a limit is reached or `stop`
     /// is set, on `threads` threads. `lines` is the UCI MultiPV; `random` (a random number)
     /// asks for a random pick among near-equal moves (an opening not to be farmed).
-    fn run_search(
+    fn search(
         &mut self,
         game: &Game,
         limits: &Limits,
@@ -297,6 +245,46 @@ impl AlphaBeta {
         let ponder = info.pv.get(1).copied();
         let (mv, score) = (best.mv, best.score.max(-MATE));
         self.result(Some(mv), ponder, info, score, &root)
+    }
+
+    /// Forgets the table and the history (a new game).
+    fn clear(&mut self) {
+        self.table.clear();
+        for worker in &mut self.workers {
+            worker.ordering.clear();
+            worker.correction.clear();
+        }
+    }
+
+    fn stats(&self) -> SearchStats {
+        SearchStats {
+            playouts: self.last_nodes,
+            positions: self.last_nodes,
+            max_depth: self.last_seldepth,
+            ..SearchStats::default()
+        }
+    }
+}
+
+impl AlphaBeta {
+    /// A searcher whose table uses about `config.hash_mb` MiB.
+    pub fn new(config: &SearchConfig) -> AlphaBeta {
+        AlphaBeta {
+            table: Table::new(config.hash_mb),
+            hash_mb: config.hash_mb,
+            params: config.params.clone(),
+            threads: config.threads.max(1),
+            workers: vec![Worker::new(&config.params)],
+            last_nodes: 0,
+            last_seldepth: 0,
+        }
+    }
+
+    /// Takes new parameters (every thread takes them at the next search).
+    fn set_params(&mut self, params: &SearchParams) {
+        if self.params != *params {
+            self.params = params.clone();
+        }
     }
 
     fn result(
