@@ -3,10 +3,12 @@
 //! Layers point one way: the rules (`atomic_chess`) ← [`search`] ← [`uci`] and [`lichess`]
 //! (which never import each other) ← `main`. [`config`] and [`fakelichess`] (the local
 //! lichess-compatible server used by `atomic-bot demo` and the tests) belong to the bot side.
-//! [`arena`] (the bot against any UCI engine on that server) sits on top, beside `main`.
+//! [`arena`] (the bot against any UCI engine on that server) and [`datagen`] (training
+//! positions from self-play) sit on top, beside `main`.
 
 pub mod arena;
 pub mod config;
+pub mod datagen;
 pub mod fakelichess;
 pub mod heartbeat;
 pub mod hosting;

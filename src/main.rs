@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use atomic_bot::arena;
+use atomic_bot::datagen;
 use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
@@ -48,6 +49,8 @@ enum Mode {
     /// Play the bot, exactly as on lichess, against any UCI engine on a local server; prints
     /// W/D/L, Elo, time forfeits, response times and clock left, and writes the PGN.
     Arena(arena::ArenaArgs),
+    /// Write training positions for the evaluation network from self-play at a fixed node budget
+    Datagen(datagen::DatagenArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -81,6 +84,18 @@ fn main() -> ExitCode {
         Mode::Lichess(args) => return app::lichess(args),
         Mode::Demo(args) => return app::demo(args),
         Mode::Arena(args) => return arena::arena(args),
+        Mode::Datagen(args) => {
+            return match datagen::run(&args, Some(std::time::Duration::from_secs(60))) {
+                Ok(summary) => {
+                    println!("datagen: {summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Mode::Upgrade(args) => return app::upgrade(args),
         Mode::FakeLichess(args) => {
             fake_lichess::log_requests();
