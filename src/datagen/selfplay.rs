@@ -217,14 +217,24 @@ mod tests {
             max_plies: 60,
             ..PlayRules::default()
         };
-        let a = play(&mut searcher(), &rules, 7, 3);
-        let b = play(&mut searcher(), &rules, 7, 3);
-        let c = play(&mut searcher(), &rules, 7, 4);
-        assert_eq!(a.records, b.records, "same seed and number, same game");
-        assert_ne!(a.records, c.records, "another number, another game");
-        assert!(!a.records.is_empty());
-        assert!(a.searched >= a.records.len() as u64);
-        for bytes in &a.records {
+        let games: Vec<Played> = (0..6)
+            .map(|i| play(&mut searcher(), &rules, 7, i))
+            .collect();
+        let again = play(&mut searcher(), &rules, 7, 3);
+        assert_eq!(
+            games[3].records, again.records,
+            "same seed and number, same game"
+        );
+        assert_ne!(
+            games[3].records, games[4].records,
+            "another number, another game"
+        );
+        assert!(games.iter().map(|g| g.records.len()).sum::<usize>() > 20);
+        for (game, bytes) in games
+            .iter()
+            .flat_map(|g| g.records.iter().map(move |r| (g, r)))
+        {
+            assert!(game.searched >= game.records.len() as u64);
             let sample = decode(bytes).expect("decodes");
             let pos = Position::from_fen(&sample.to_fen()).expect("a real position");
             assert!(!pos.is_check(), "positions in check are skipped");
@@ -235,9 +245,13 @@ mod tests {
                 !best.is_capture(),
                 "positions whose best move captures are skipped"
             );
-            let result = i8::from(sample.result as u8) - 1;
+            let result = sample.result as i8 - 1;
             let mover = if pos.turn() == Color::White { 1 } else { -1 };
-            assert_eq!(result, a.white * mover, "the result is the side to move's");
+            assert_eq!(
+                result,
+                game.white * mover,
+                "the result is the side to move's"
+            );
         }
     }
 
