@@ -50,10 +50,10 @@ pub fn budget(
     g: &GameSettings,
     clock: &TurnClock,
     running_games: usize,
-    total_threads: u32,
+    total_threads: usize,
 ) -> Budget {
     let limits = allocate(&input(g, clock));
-    let threads = (total_threads as usize / running_games.max(1)).max(1);
+    let threads = (total_threads / running_games.max(1)).max(1);
     Budget {
         soft: limits.soft,
         hard: limits.hard,

@@ -84,7 +84,7 @@ impl Task {
                 &self.ctx.settings.game,
                 &turn,
                 self.ctx.running.load(Ordering::Relaxed),
-                self.ctx.settings.search.threads,
+                self.ctx.settings.search.effective_threads().count,
             );
             // Our clock has run since the line that made it our turn was read (stopping a
             // ponder, a re-sync): that time comes out of this move's budget, not the reserve.
