@@ -22,7 +22,8 @@ pub struct Outcome {
 
 /// `atomic-bot check-config FILE`: loads `file` exactly as the bot would (defaults, the file,
 /// then `ATOMIC_BOT_*` overrides from `env`), validates it, checks the token source without
-/// revealing the token, and prints the effective configuration as TOML.
+/// revealing the token, and prints the effective configuration as TOML, with the number of
+/// search threads that `search.threads` means on this machine and where it came from.
 ///
 /// A missing token is reported but is not an error (the file may be checked on a machine that
 /// does not hold the token); an unreadable token file or a malformed token is.
@@ -72,6 +73,11 @@ pub fn check_config(file: &Path, env: &HashMap<String, String>) -> Outcome {
         file.display()
     );
     let _ = writeln!(text, "{token_line}");
+    let _ = writeln!(
+        text,
+        "# search threads: {}",
+        settings.search.effective_threads()
+    );
     text.push('\n');
     text.push_str(&body);
     Outcome { code: 0, text }
@@ -129,6 +135,11 @@ mod tests {
         assert!(!out.text.contains("lip_SuperSecret42"), "{}", out.text);
         assert!(out.text.contains("redacted"), "{}", out.text);
         assert!(
+            out.text.contains("# search threads: ") && out.text.contains("threads = \"auto\""),
+            "{}",
+            out.text
+        );
+        assert!(
             out.text.contains("max_games = 3"),
             "env overrides shown: {}",
             out.text
@@ -170,6 +181,26 @@ mod tests {
         assert!(!out.text.contains("not a token"), "{}", out.text);
         let out = check_config(Path::new("/nonexistent/atomic-bot.toml"), &env(&[]));
         assert_eq!(out.code, 1);
+        let (_dir, file) = temp("threads.toml", "[search]\nthreads = 0\n");
+        let out = check_config(&file, &env(&[]));
+        assert!(
+            out.code == 1 && out.text.contains("search.threads"),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn the_effective_search_threads_are_printed() {
+        let (_dir, file) = temp("three.toml", "[search]\nthreads = 3\n");
+        let out = check_config(&file, &env(&[]));
+        assert_eq!(out.code, 0, "{}", out.text);
+        assert!(
+            out.text
+                .contains("# search threads: 3 (set by search.threads)"),
+            "{}",
+            out.text
+        );
     }
 
     #[test]

@@ -81,10 +81,12 @@ async fn a_panicking_game_task_is_restarted_and_the_game_finished() {
     stop_cleanly(bot).await;
 }
 
-/// Ponders until stopped; counts the ponders that started and ended.
+/// Ponders until stopped; counts the ponders that started and ended, and records the threads
+/// each one was given.
 struct Ponderer {
     started: Arc<AtomicUsize>,
     ended: Arc<AtomicUsize>,
+    threads: Arc<std::sync::Mutex<Vec<usize>>>,
 }
 
 impl MovePicker for Ponderer {
@@ -92,7 +94,8 @@ impl MovePicker for Ponderer {
         SimplePicker { seed: 5 }.pick(game, budget, stop)
     }
 
-    fn ponder(&mut self, _game: &Game, stop: &AtomicBool) {
+    fn ponder(&mut self, _game: &Game, threads: usize, stop: &AtomicBool) {
+        self.threads.lock().unwrap().push(threads);
         self.started.fetch_add(1, Ordering::SeqCst);
         while !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(5));
@@ -101,9 +104,11 @@ impl MovePicker for Ponderer {
     }
 }
 
+#[derive(Default)]
 struct PondererFactory {
     started: Arc<AtomicUsize>,
     ended: Arc<AtomicUsize>,
+    threads: Arc<std::sync::Mutex<Vec<usize>>>,
 }
 
 impl PickerFactory for PondererFactory {
@@ -111,6 +116,7 @@ impl PickerFactory for PondererFactory {
         Box::new(Ponderer {
             started: self.started.clone(),
             ended: self.ended.clone(),
+            threads: self.threads.clone(),
         })
     }
 }
@@ -124,6 +130,7 @@ async fn a_dropped_game_task_stops_its_ponder() {
     let pickers = Arc::new(PondererFactory {
         started: started.clone(),
         ended: ended.clone(),
+        ..PondererFactory::default()
     });
     let (fake, bot) = fake_and_bot_with(pickers, |s| s.game.ponder = true).await;
     let spec = ChallengeSpec {
@@ -150,5 +157,61 @@ async fn a_dropped_game_task_stops_its_ponder() {
             "the ponder thread outlived its game task"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A ponder uses its game's share of `search.threads` and no more: alone, all of them; when a
+/// second game starts, the running ponder is restarted with half (it must not keep the threads
+/// the new game thinks with); with fewer threads than games, no ponder at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ponder_gives_back_the_threads_of_a_new_game() {
+    for (total, after) in [(2usize, Some(1usize)), (1, None)] {
+        let pickers = Arc::new(PondererFactory::default());
+        let (fake, bot) = fake_and_bot_with(pickers.clone(), |s| {
+            s.game.ponder = true;
+            s.challenge.max_games = 2;
+            s.search.threads = atomic_bot::config::Threads::Count(total as u32);
+        })
+        .await;
+        let spec = |color: &str| ChallengeSpec {
+            clock: Some((60, 1)),
+            color: color.into(),
+            ..ChallengeSpec::default()
+        };
+        // Game 1: we are white, the opponent never moves, so we ponder after our first move.
+        let first = fake.challenge(HUMAN, BOT, &spec("black")).unwrap();
+        assert!(fake.wait_until(T, |f| f.game(&first).is_some()).await);
+        let deadline = tokio::time::Instant::now() + T;
+        while pickers.started.load(Ordering::SeqCst) == 0 {
+            assert!(tokio::time::Instant::now() < deadline, "never pondered");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(*pickers.threads.lock().unwrap(), vec![total], "alone");
+        // Game 2: we are black and wait for a first move that never comes (no ponder there).
+        let second = fake.challenge(HUMAN, BOT, &spec("white")).unwrap();
+        assert!(fake.wait_until(T, |f| f.game(&second).is_some()).await);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let started = pickers.threads.lock().unwrap().clone();
+            let ended = pickers.ended.load(Ordering::SeqCst);
+            let done = match after {
+                Some(share) => started == vec![total, share] && ended == 1,
+                None => started == vec![total] && ended == 1,
+            };
+            if done {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{total} threads: ponders {started:?}, {ended} ended"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if after.is_none() {
+            // And it does not come back while both games run.
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+            assert_eq!(*pickers.threads.lock().unwrap(), vec![total]);
+        }
+        kill(bot).await;
     }
 }

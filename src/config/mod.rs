@@ -12,12 +12,14 @@
 //! Every configuration type lives here, below everything that reads it: this module imports
 //! nothing else of the crate, so no module can reach it through a loop of imports. The sections
 //! are in [`sections`] (how the bot plays), [`service`] (logging, heartbeat, metrics) and
-//! [`matchmaking`]; [`clock`] holds the one clock notation, lichess's.
+//! [`matchmaking`]; [`clock`] holds the one clock notation, lichess's; [`threads`] the rule
+//! that turns `search.threads` into a number of threads.
 
 pub mod clock;
 pub mod matchmaking;
 pub mod sections;
 pub mod service;
+pub mod threads;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ pub use service::{
     DEFAULT_HEARTBEAT_MAX_AGE, DEFAULT_HEARTBEAT_PATH, DEFAULT_METRICS_LISTEN, HeartbeatSettings,
     LogFormat, LogSettings, MetricsSettings,
 };
+pub use threads::{EffectiveThreads, MAX_THREADS, Threads, ThreadsSource};
 
 /// Environment variable prefix of the overrides.
 pub const ENV_PREFIX: &str = "ATOMIC_BOT";
@@ -259,8 +262,8 @@ impl Settings {
                 "lichess chat lines are at most 140 characters",
             );
         }
-        if self.search.threads == 0 {
-            return bad("search.threads", "must be at least 1");
+        if let Err(reason) = self.search.threads.validate() {
+            return bad("search.threads", reason);
         }
         if self.search.hash_mb == 0 {
             return bad("search.hash_mb", "must be at least 1");
@@ -385,6 +388,51 @@ mod tests {
         assert!(e.to_string().contains("challenge.min_initial_s"), "{e}");
         let e = load(None, &[("ATOMIC_BOT_CHALLENGE__MAX_GAMES", "0")]).unwrap_err();
         assert!(e.to_string().contains("challenge.max_games"), "{e}");
+    }
+
+    #[test]
+    fn search_threads_is_auto_or_a_number() {
+        assert_eq!(load(None, &[]).unwrap().search.threads, Threads::Auto);
+        let s = load(Some("[search]\nthreads = \"auto\"\n"), &[]).unwrap();
+        assert_eq!(s.search.threads, Threads::Auto);
+        assert_eq!(s.search.effective_threads().source, ThreadsSource::Detected);
+        let s = load(Some("[search]\nthreads = 3\n"), &[]).unwrap();
+        assert_eq!(s.search.threads, Threads::Count(3));
+        assert_eq!(
+            s.search.effective_threads(),
+            EffectiveThreads {
+                count: 3,
+                source: ThreadsSource::Configured
+            }
+        );
+        let s = load(None, &[("ATOMIC_BOT_SEARCH__THREADS", "5")]).unwrap();
+        assert_eq!(s.search.threads, Threads::Count(5));
+        let s = load(
+            Some("[search]\nthreads = 3\n"),
+            &[("ATOMIC_BOT_SEARCH__THREADS", "auto")],
+        )
+        .unwrap();
+        assert_eq!(s.search.threads, Threads::Auto);
+    }
+
+    #[test]
+    fn bad_search_threads_are_named() {
+        for (file, env) in [
+            (Some("[search]\nthreads = 0\n"), None),
+            (Some("[search]\nthreads = \"x\"\n"), None),
+            (Some("[search]\nthreads = -2\n"), None),
+            (Some("[search]\nthreads = 1000\n"), None),
+            (Some("[search]\nthreads = 1.5\n"), None),
+            (None, Some("0")),
+            (None, Some("many")),
+        ] {
+            let env: Vec<(&str, &str)> = env
+                .map(|v| ("ATOMIC_BOT_SEARCH__THREADS", v))
+                .into_iter()
+                .collect();
+            let e = load(file, &env).unwrap_err().to_string();
+            assert!(e.contains("search.threads"), "{file:?} {env:?}: {e}");
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::threads::{EffectiveThreads, Threads, detected_cores, resolve};
+
 /// `[lichess]`: where the server is and how we talk to it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -214,8 +216,9 @@ pub struct SearchSettings {
     pub engine: Engine,
     /// Total tree memory in MB, divided among `challenge.max_games` searchers.
     pub hash_mb: u64,
-    /// Total search threads, divided among the running games.
-    pub threads: u32,
+    /// Total search threads, shared by the running games: `"auto"` (the default) = every
+    /// core the process may use ([`super::threads`]), or a number.
+    pub threads: Threads,
 }
 
 impl Default for SearchSettings {
@@ -223,8 +226,16 @@ impl Default for SearchSettings {
         Self {
             engine: Engine::Alphabeta,
             hash_mb: 128,
-            threads: 1,
+            threads: Threads::Auto,
         }
+    }
+}
+
+impl SearchSettings {
+    /// The total number of search threads and where it came from (`"auto"` asks the system
+    /// once per process).
+    pub fn effective_threads(&self) -> EffectiveThreads {
+        resolve(self.threads, detected_cores())
     }
 }
 

@@ -321,6 +321,9 @@ pub async fn run_demo(
     // thinks about a quarter as long as the bot.
     opp_settings.game.move_overhead_ms = u64::from(clock.limit_s) * 25;
     opp_settings.search.hash_mb = 32;
+    // One thread, as before `search.threads` meant every core: the opponent need not be strong,
+    // and two searches on every core would fight over them.
+    opp_settings.search.threads = crate::config::Threads::Count(1);
     let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
         .map_err(|e| e.to_string())?;
     let opp_account = opp_client.account().await.map_err(|e| e.to_string())?;

@@ -13,13 +13,15 @@
 //! - a game without a clock (unlimited, correspondence: lichess reports days, or
 //!   `2147483647` ms) would let the plan run for hours: one move is capped at
 //!   [`UNCLOCKED_CAP`];
-//! - the configured search threads are shared among the games running at once.
+//! - the search threads are shared among the games running at once
+//!   ([`crate::lichess::game::threads`]).
 //!
 //! The search may stop at `soft` and never passes `hard` (see `allocate`).
 
 use std::time::Duration;
 
 use crate::config::GameSettings;
+use crate::lichess::game::threads::{SearchKind, search_threads};
 use crate::lichess::picker::Budget;
 use crate::search::time::{ClockInput, allocate};
 
@@ -50,10 +52,10 @@ pub fn budget(
     g: &GameSettings,
     clock: &TurnClock,
     running_games: usize,
-    total_threads: u32,
+    total_threads: usize,
 ) -> Budget {
     let limits = allocate(&input(g, clock));
-    let threads = (total_threads as usize / running_games.max(1)).max(1);
+    let threads = search_threads(total_threads, running_games, SearchKind::Think);
     Budget {
         soft: limits.soft,
         hard: limits.hard,

@@ -52,8 +52,9 @@ pub trait MovePicker: Send + 'static {
     /// `stop` is set.
     fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick>;
 
-    /// Thinks on the opponent's time until `stop` is set (default: nothing).
-    fn ponder(&mut self, _game: &Game, _stop: &AtomicBool) {}
+    /// Thinks on the opponent's time with `threads` threads until `stop` is set (default:
+    /// nothing).
+    fn ponder(&mut self, _game: &Game, _threads: usize, _stop: &AtomicBool) {}
 
     /// A new game starts with this picker (clear any tree).
     fn new_game(&mut self) {}
@@ -198,13 +199,21 @@ impl SearcherPicker {
     }
 }
 
-impl MovePicker for SearcherPicker {
-    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
-        if self.searcher.config().threads != budget.threads {
+impl SearcherPicker {
+    /// Sets the search's thread count (this game's share) when it changed.
+    fn use_threads(&mut self, threads: usize) {
+        let threads = threads.max(1);
+        if self.searcher.config().threads != threads {
             let mut config = self.searcher.config().clone();
-            config.threads = budget.threads;
+            config.threads = threads;
             self.searcher.set_config(config);
         }
+    }
+}
+
+impl MovePicker for SearcherPicker {
+    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        self.use_threads(budget.threads);
         // A zero budget still needs a move: give the search a millisecond.
         let floor = Duration::from_millis(1);
         let limits = Limits {
@@ -221,7 +230,8 @@ impl MovePicker for SearcherPicker {
         })
     }
 
-    fn ponder(&mut self, game: &Game, stop: &AtomicBool) {
+    fn ponder(&mut self, game: &Game, threads: usize, stop: &AtomicBool) {
+        self.use_threads(threads);
         let limits = Limits {
             infinite: true,
             ..Limits::default()
@@ -330,13 +340,13 @@ mod tests {
     }
 
     #[test]
-    fn searcher_ponder_stops_on_the_flag() {
+    fn searcher_ponder_on_two_threads_stops_on_the_flag() {
         let game = Game::from_uci_moves(Position::startpos(), &["e2e4"]).unwrap();
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let mut p = SearcherFactory::default().create(8);
         let t = std::thread::spawn(move || {
-            p.ponder(&game, &flag);
+            p.ponder(&game, 2, &flag);
             p
         });
         std::thread::sleep(Duration::from_millis(100));

@@ -23,6 +23,7 @@ mod actions;
 mod ending;
 mod events;
 mod think;
+pub mod threads;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -370,11 +371,16 @@ impl Task {
 
     fn next_timer(&self) -> Option<Instant> {
         let quit_check = self.quitting.map(|t| t + Duration::from_secs(16));
+        let ponder_check = match &self.job {
+            Some(Job::Ponder { recheck, .. }) => Some(*recheck),
+            _ => None,
+        };
         [
             self.abort_at.map(|(t, _)| t),
             self.claim_at,
             quit_check,
             self.resync_until,
+            ponder_check,
         ]
         .into_iter()
         .flatten()
@@ -382,6 +388,7 @@ impl Task {
     }
 
     fn on_timer(&mut self) {
+        self.recheck_ponder();
         let now = Instant::now();
         if let Some(t) = self.resync_until
             && t <= now

@@ -1,6 +1,7 @@
 //! Our turn: when the turn rule allows, a search (or a ponder on the opponent's time) runs on a
 //! blocking thread with a stop flag and a deadline; its move is posted once, and a rejected or
-//! failed post is handled here. Also each game's share of the search memory.
+//! failed post is handled here. Also each game's share of the search memory; its share of the
+//! search threads is the rule in [`super::threads`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +12,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
+use super::threads::{SearchKind, search_threads};
 use super::{GameReport, MAX_REJECTED, RESYNC_WAIT, STUCK_GRACE, Task};
 use crate::config::{Engine, Settings};
 use crate::lichess::chat_commands::EvalReport;
@@ -36,6 +38,10 @@ pub(super) enum Job {
         /// The ponder thread sends the picker back when it stops.
         handle: tokio::sync::oneshot::Receiver<Box<dyn MovePicker>>,
         stop: Arc<AtomicBool>,
+        /// The threads it was started with (this game's share then).
+        threads: usize,
+        /// When to check that share again (games may have started or ended).
+        recheck: Instant,
     },
 }
 
@@ -84,7 +90,7 @@ impl Task {
                 &self.ctx.settings.game,
                 &turn,
                 self.ctx.running.load(Ordering::Relaxed),
-                self.ctx.settings.search.threads,
+                self.ctx.settings.search.effective_threads().count,
             );
             // Our clock has run since the line that made it our turn was read (stopping a
             // ponder, a re-sync): that time comes out of this move's budget, not the reserve.
@@ -117,7 +123,7 @@ impl Task {
             });
         } else if !our_turn
             && self.ctx.settings.game.ponder
-            && self.ctx.running.load(Ordering::Relaxed) <= 1
+            && self.ponder_threads() > 0
             && !game.moves().is_empty()
             && self.pondered.as_deref() != Some(key.as_str())
         {
@@ -129,21 +135,70 @@ impl Task {
             let game = game.clone();
             let mut picker = picker;
             let (tx, handle) = tokio::sync::oneshot::channel();
-            // Its own thread at normal priority (not the reniced blocking pool): pondering only
-            // runs with a single game, and it must notice `stop` at once when our turn comes,
-            // even on a loaded machine (a reniced ponder thread took ~100 ms to stop there).
+            let threads = self.ponder_threads();
+            // Its own thread at normal priority (not the reniced blocking pool): it must notice
+            // `stop` at once when our turn comes, even on a loaded machine (a reniced ponder
+            // thread took ~100 ms to stop there). It cannot crowd out another game's think:
+            // it uses only this game's share of the threads (`super::threads`).
             let spawned = std::thread::Builder::new()
                 .name("ponder".into())
                 .spawn(move || {
-                    picker.ponder(&game, &flag);
+                    picker.ponder(&game, threads, &flag);
                     let _ = tx.send(picker);
                 });
             match spawned {
-                Ok(_) => self.job = Some(Job::Ponder { handle, stop }),
+                Ok(_) => {
+                    self.job = Some(Job::Ponder {
+                        handle,
+                        stop,
+                        threads,
+                        recheck: Instant::now() + PONDER_RECHECK,
+                    });
+                }
                 Err(e) => warn!(error = %e, "cannot start the ponder thread"),
             }
         } else {
             self.picker = Some(picker);
+        }
+    }
+
+    /// This game's share of the threads for a ponder now (0: no ponder).
+    fn ponder_threads(&self) -> usize {
+        search_threads(
+            self.ctx.settings.search.effective_threads().count,
+            self.ctx.running.load(Ordering::Relaxed),
+            SearchKind::Ponder,
+        )
+    }
+
+    /// A ponder may run for minutes while games start or end: when this game's share has
+    /// changed since it started, it is stopped and (once its picker is back) started again
+    /// with the new share, or not at all when the share is now zero. The picker keeps its
+    /// table, so the restart loses little.
+    pub(super) fn recheck_ponder(&mut self) {
+        let share = self.ponder_threads();
+        let Some(Job::Ponder {
+            stop,
+            threads,
+            recheck,
+            ..
+        }) = &mut self.job
+        else {
+            return;
+        };
+        if Instant::now() < *recheck {
+            return;
+        }
+        *recheck = Instant::now() + PONDER_RECHECK;
+        if share != *threads && !stop.load(Ordering::Relaxed) {
+            debug!(
+                from = *threads,
+                to = share,
+                "games changed: restarting the ponder"
+            );
+            stop.store(true, Ordering::Relaxed);
+            // Ponder this position again (the restart happens when the picker comes back).
+            self.pondered = None;
         }
     }
 
@@ -309,6 +364,9 @@ impl Task {
         None
     }
 }
+
+/// How often a running ponder checks that its game's share of the threads is unchanged.
+const PONDER_RECHECK: Duration = Duration::from_millis(500);
 
 /// Each game's search memory (`Hash`): `search.hash_mb` bounds all games together. The MCTS
 /// copies the kept subtree into a fresh arena between moves, so one tree can briefly use twice

@@ -115,7 +115,7 @@ impl Supervisor {
             return Err(BotError::NotBot(account.username));
         }
         self.client.set_user(&account.username);
-        info!(user = %account.username, "logged in");
+        info!(user = %account.username, search_threads = %self.settings.search.effective_threads(), "logged in");
         Ok(account)
     }
 
