@@ -567,7 +567,7 @@ async fn opponent_gone_win_is_claimed_and_silent_opponent_is_aborted() {
     let id = challenge_bot(&fake, "white", Some((120, 1)));
     let g = fake.wait_game_over(&id, T).await.unwrap();
     assert_eq!(g.status, "aborted");
-    assert!(bot_requested(&fake, &format!("/api/bot/game/{id}/abort")));
+    assert!(bot_requests_soon(&fake, &format!("/api/bot/game/{id}/abort")).await);
     bot.stop.cancel();
     let _ = bot.task.await;
 }
@@ -640,7 +640,7 @@ async fn silent_opponent_is_aborted_in_a_game_where_black_moves_first() {
     let g = g.expect("the bot did not abort the game");
     assert_eq!(g.status, "aborted");
     assert_eq!(g.moves.len(), 1, "the bot moved first: {:?}", g.moves);
-    assert!(bot_requested(&fake, &format!("/api/bot/game/{id}/abort")));
+    assert!(bot_requests_soon(&fake, &format!("/api/bot/game/{id}/abort")).await);
     bot.stop.cancel();
     let _ = bot.task.await;
 }

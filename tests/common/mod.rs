@@ -288,6 +288,14 @@ pub fn bot_requested(fake: &FakeLichess, path: &str) -> bool {
         .any(|r| r.user.as_deref() == Some(BOT) && r.path == path)
 }
 
+/// Whether the bot sends a request to `path` within five seconds. The fake logs a request once
+/// it has answered it, so a test that saw the request's effect (a game aborted) may look at the
+/// log a moment before the request is in it.
+pub async fn bot_requests_soon(fake: &FakeLichess, path: &str) -> bool {
+    fake.wait_until(Duration::from_secs(5), |f| bot_requested(f, path))
+        .await
+}
+
 /// Stops the bot as on SIGTERM and checks that it exits cleanly.
 pub async fn stop_cleanly(bot: Bot) {
     bot.stop.cancel();
