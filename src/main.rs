@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use atomic_bot::arena;
+use atomic_bot::balanced;
 use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
@@ -48,6 +49,9 @@ enum Mode {
     /// Play the bot, exactly as on lichess, against any UCI engine on a local server; prints
     /// W/D/L, Elo, time forfeits, response times and clock left, and writes the PGN.
     Arena(arena::ArenaArgs),
+    /// Search the 16 vchess Balanced starts (one pawn removed, Black moves first) and print them
+    /// ranked for White, who chooses the removal.
+    Balanced(balanced::cli::BalancedArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -79,8 +83,10 @@ fn main() -> ExitCode {
             uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads);
         }
         Mode::Lichess(args) => return app::lichess(args),
-        Mode::Demo(args) => return app::demo(args),
+        Mode::Demo(args) if args.balanced.is_some() => return balanced::cli::demo(args),
+        Mode::Demo(args) => return app::demo(args, None),
         Mode::Arena(args) => return arena::arena(args),
+        Mode::Balanced(args) => return balanced::cli::run(&args),
         Mode::Upgrade(args) => return app::upgrade(args),
         Mode::FakeLichess(args) => {
             fake_lichess::log_requests();
