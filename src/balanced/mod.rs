@@ -168,6 +168,26 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_openings_file_is_the_sixteen_starts() {
+        let file = include_str!("../../data/balanced-starts.txt");
+        let lines: Vec<(&str, &str)> = file
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once('#'))
+            .map(|(fen, name)| (fen.trim(), name.trim()))
+            .collect();
+        let expected: Vec<(String, String)> = Removal::all()
+            .iter()
+            .map(|r| (r.fen(), r.to_string()))
+            .collect();
+        let got: Vec<(String, String)> = lines
+            .iter()
+            .map(|(f, n)| ((*f).to_owned(), (*n).to_owned()))
+            .collect();
+        assert_eq!(got, expected);
+    }
+
+    #[test]
     fn pawns_are_read_with_or_without_their_colour() {
         let e7 = Removal {
             color: Color::Black,
