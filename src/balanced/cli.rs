@@ -5,21 +5,28 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::Removal;
-use super::ranking::{self, Ranked};
+use super::ranking::{self, Budget, Ranked};
 use crate::lichess::app::{self, DemoArgs};
 use crate::search::SearchConfig;
 
-/// The time per start of the ranking that picks the demo's start: 16 starts in about 3 s
-/// before the game. A ranking at 200 ms and one at 1 s agreed on White's best choice when
-/// measured (docs/BOT.md, "The Balanced start").
-pub const DEMO_MOVETIME_MS: u64 = 200;
+/// The nodes per start of the ranking that picks the demo's start (one thread): the same choice
+/// on every machine under any load, 16 starts in about 3 s on a free core. Measured
+/// (docs/BOT.md, "The Balanced start"): white d2 comes first at 100 000 and 300 000 nodes and at
+/// 1 s a start, and second at 1 and 3 million nodes (behind white e2, then black c7, by 13-35 cp:
+/// the top three are within the search's noise).
+pub const DEMO_NODES: u64 = 100_000;
 
 /// `atomic-bot balanced`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct BalancedArgs {
-    /// Search time per start in milliseconds (16 starts are searched).
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub movetime: u64,
+    /// Search time per start in milliseconds (16 starts are searched). Default: 1000, unless
+    /// --nodes is given.
+    #[arg(long, conflicts_with = "nodes", value_parser = clap::value_parser!(u64).range(1..))]
+    pub movetime: Option<u64>,
+    /// Search each start for this many nodes instead of a time (on one thread the ranking is
+    /// then the same on every machine and under any load).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub nodes: Option<u64>,
     /// Search threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
     pub threads: u64,
@@ -37,6 +44,16 @@ fn config(threads: u64, hash_mb: u64) -> SearchConfig {
     }
 }
 
+impl BalancedArgs {
+    /// The search limit per start: `--nodes`, else `--movetime` (default 1 s).
+    pub fn budget(&self) -> Budget {
+        match self.nodes {
+            Some(n) => Budget::Nodes(n),
+            None => Budget::Time(Duration::from_millis(self.movetime.unwrap_or(1000))),
+        }
+    }
+}
+
 /// Prints one searched start as it is done (the whole run takes 16 × the movetime).
 fn progress(r: &Ranked) {
     eprintln!(
@@ -51,15 +68,15 @@ fn progress(r: &Ranked) {
 /// `atomic-bot balanced`: searches the 16 starts and prints them ranked for White.
 pub fn run(args: &BalancedArgs) -> ExitCode {
     let config = config(args.threads, args.hash);
+    let budget = args.budget();
     println!(
         "The vchess Balanced start: White removes one pawn, then Black moves first.\n\
-         Each of the 16 starts searched for {} ms ({}, {} thread(s)); best for White first.\n",
-        args.movetime,
+         Each of the 16 starts searched for {budget} ({}, {} thread(s)); best for White first.\n",
         config.algorithm.name(),
         config.threads
     );
     let _ = std::io::stdout().flush();
-    let ranked = ranking::rank(&config, Duration::from_millis(args.movetime), &mut progress);
+    let ranked = ranking::rank(&config, budget, &mut progress);
     print!("{}", ranking::render(&ranked));
     ExitCode::SUCCESS
 }
@@ -74,7 +91,7 @@ pub fn demo_removal(choice: &str) -> Result<Option<Removal>, String> {
 }
 
 /// `atomic-bot demo --balanced [PAWN]`: the demo game from a Balanced start, the named pawn's
-/// or, by default, White's best by the ranking at [`DEMO_MOVETIME_MS`] a start.
+/// or, by default, White's best by the ranking at [`DEMO_NODES`] a start.
 pub fn demo(args: DemoArgs) -> ExitCode {
     let choice = args.balanced.clone().unwrap_or_default();
     let removal = match demo_removal(&choice) {
@@ -84,14 +101,11 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         }
         Ok(None) => {
             println!(
-                "Balanced start: ranking the 16 starts at {DEMO_MOVETIME_MS} ms each for \
+                "Balanced start: ranking the 16 starts at {DEMO_NODES} nodes each for \
                  White's best removal..."
             );
-            let ranked = ranking::rank(
-                &config(1, 64),
-                Duration::from_millis(DEMO_MOVETIME_MS),
-                &mut |_| {},
-            );
+            let _ = std::io::stdout().flush();
+            let ranked = ranking::rank(&config(1, 64), Budget::Nodes(DEMO_NODES), &mut |_| {});
             print!("{}", ranking::render(&ranked));
             let Some(best) = ranked.first() else {
                 eprintln!("atomic-bot: no Balanced start was searched");
@@ -140,9 +154,15 @@ mod tests {
         let args = Cli::try_parse_from(["balanced", "--movetime", "50", "--threads", "2"])
             .unwrap()
             .args;
-        assert_eq!((args.movetime, args.threads, args.hash), (50, 2, 128));
+        assert_eq!((args.threads, args.hash), (2, 128));
+        assert_eq!(args.budget(), Budget::Time(Duration::from_millis(50)));
         let default = Cli::try_parse_from(["balanced"]).unwrap().args;
-        assert_eq!(default.movetime, 1000);
+        assert_eq!(default.budget(), Budget::Time(Duration::from_secs(1)));
+        let nodes = Cli::try_parse_from(["balanced", "--nodes", "5000"])
+            .unwrap()
+            .args;
+        assert_eq!(nodes.budget(), Budget::Nodes(5000));
+        assert!(Cli::try_parse_from(["balanced", "--nodes", "5", "--movetime", "5"]).is_err());
         assert!(Cli::try_parse_from(["balanced", "--movetime", "0"]).is_err());
         assert!(Cli::try_parse_from(["balanced", "--threads", "0"]).is_err());
     }

@@ -1,8 +1,11 @@
 //! The 16 Balanced starts searched and ranked for White.
 //!
 //! White chooses the removal, so the best start for White comes first. Each start is searched
-//! from a fresh table (no start learns from another) for the same time, Black to move; the
+//! from a fresh table (no start learns from another) with the same limit, Black to move; the
 //! search's score (Black's) is turned into White's, and the best move is Black's best reply.
+//!
+//! The limit is a time (`--movetime`, what a player asks) or a node count (`--nodes`: on one
+//! thread the same ranking on any machine under any load, which the demo's choice uses).
 
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
@@ -28,16 +31,46 @@ pub struct Ranked {
     pub nodes: u64,
 }
 
-/// Searches one start for `movetime` from a fresh table.
-pub fn search_start(searcher: &mut Searcher, removal: Removal, movetime: Duration) -> Ranked {
+/// How long each start is searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// This long (the hard limit of the search, as UCI's `go movetime`).
+    Time(Duration),
+    /// This many nodes (deterministic on one thread).
+    Nodes(u64),
+}
+
+impl Budget {
+    /// The search limits of the budget.
+    pub fn limits(self) -> Limits {
+        match self {
+            Budget::Time(t) => Limits {
+                hard: Some(t),
+                ..Limits::default()
+            },
+            Budget::Nodes(n) => Limits {
+                nodes: Some(n),
+                ..Limits::default()
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Budget::Time(t) => write!(f, "{} ms", t.as_millis()),
+            Budget::Nodes(n) => write!(f, "{n} nodes"),
+        }
+    }
+}
+
+/// Searches one start within `budget` from a fresh table.
+pub fn search_start(searcher: &mut Searcher, removal: Removal, budget: Budget) -> Ranked {
     searcher.clear();
-    let limits = Limits {
-        hard: Some(movetime),
-        ..Limits::default()
-    };
     let stop = AtomicBool::new(false);
     let game = Game::new(removal.position());
-    let result = searcher.search(&game, &limits, &stop, &mut |_| {});
+    let result = searcher.search(&game, &budget.limits(), &stop, &mut |_| {});
     Ranked {
         removal,
         white: negate(result.info.score),
@@ -47,11 +80,11 @@ pub fn search_start(searcher: &mut Searcher, removal: Removal, movetime: Duratio
     }
 }
 
-/// Searches all 16 starts for `movetime` each and returns them best for White first (ties in
+/// Searches all 16 starts within `budget` each and returns them best for White first (ties in
 /// [`Removal::all`]'s order); `progress` sees each as it is done.
 pub fn rank(
     config: &SearchConfig,
-    movetime: Duration,
+    budget: Budget,
     progress: &mut dyn FnMut(&Ranked),
 ) -> Vec<Ranked> {
     let mut config = config.clone();
@@ -61,7 +94,7 @@ pub fn rank(
     let mut ranked: Vec<Ranked> = Removal::all()
         .into_iter()
         .map(|r| {
-            let done = search_start(&mut searcher, r, movetime);
+            let done = search_start(&mut searcher, r, budget);
             progress(&done);
             done
         })
@@ -161,6 +194,19 @@ mod tests {
     }
 
     #[test]
+    fn budgets_are_search_limits() {
+        let t = Budget::Time(Duration::from_millis(250)).limits();
+        assert_eq!(
+            (t.hard, t.soft, t.nodes),
+            (Some(Duration::from_millis(250)), None, None)
+        );
+        let n = Budget::Nodes(5000).limits();
+        assert_eq!((n.hard, n.nodes), (None, Some(5000)));
+        assert_eq!(Budget::Nodes(5000).to_string(), "5000 nodes");
+        assert_eq!(Budget::Time(Duration::from_secs(1)).to_string(), "1000 ms");
+    }
+
+    #[test]
     fn scores_read_from_whites_side() {
         assert_eq!(describe(negate(Score::Cp(35))), "-35 cp");
         assert_eq!(describe(Score::Cp(0)), "+0 cp");
@@ -179,12 +225,15 @@ mod tests {
         };
         let mut searcher = Searcher::new(config);
         let removal: Removal = "f7".parse().unwrap();
-        let done = search_start(&mut searcher, removal, Duration::from_millis(100));
+        let done = search_start(&mut searcher, removal, Budget::Nodes(20_000));
         let reply = done.reply.expect("Black has moves");
         let pos = removal.position();
         assert_eq!(pos.turn(), Color::Black);
         assert!(pos.legal_moves().contains(&reply), "{reply}");
-        assert!(done.depth >= 1 && done.nodes > 0);
+        assert!(done.depth >= 1 && done.nodes >= 20_000, "{done:?}");
+        // A node budget gives the same search again.
+        let again = search_start(&mut searcher, removal, Budget::Nodes(20_000));
+        assert_eq!((again.reply, again.white), (done.reply, done.white));
         let table = render(&[done]);
         assert!(table.contains("black f7"), "{table}");
         assert!(table.contains(&removal.fen()), "{table}");
