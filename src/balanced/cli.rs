@@ -105,7 +105,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
                  White's best removal..."
             );
             let _ = std::io::stdout().flush();
-            let ranked = ranking::rank(&config(1, 64), Budget::Nodes(DEMO_NODES), &mut |_| {});
+            let ranked = ranking::rank(&config(1, 128), Budget::Nodes(DEMO_NODES), &mut |_| {});
             print!("{}", ranking::render(&ranked));
             let Some(best) = ranked.first() else {
                 eprintln!("atomic-bot: no Balanced start was searched");
