@@ -3,10 +3,12 @@
 //! Layers point one way: the rules (`atomic_chess`) ← [`search`] ← [`uci`] and [`lichess`]
 //! (which never import each other) ← `main`. [`config`] and [`fakelichess`] (the local
 //! lichess-compatible server used by `atomic-bot demo` and the tests) belong to the bot side.
-//! [`arena`] (the bot against any UCI engine on that server) and [`datagen`] (training
-//! positions from self-play) sit on top, beside `main`.
+//! [`arena`] (the bot against any UCI engine on that server), [`balanced`] (the vchess Balanced
+//! starts ranked, and played in the demo) and [`datagen`] (training positions from self-play) sit
+//! on top, beside `main`.
 
 pub mod arena;
+pub mod balanced;
 pub mod config;
 pub mod datagen;
 pub mod fakelichess;

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use atomic_bot::arena;
+use atomic_bot::balanced;
 use atomic_bot::datagen;
 use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
@@ -49,8 +50,11 @@ enum Mode {
     /// Play the bot, exactly as on lichess, against any UCI engine on a local server; prints
     /// W/D/L, Elo, time forfeits, response times and clock left, and writes the PGN.
     Arena(arena::ArenaArgs),
-    /// Write training positions for the evaluation network from self-play at a fixed node budget
+    /// Write training positions for the evaluation network from self-play at a fixed node budget.
     Datagen(datagen::DatagenArgs),
+    /// Search the 16 vchess Balanced starts (one pawn removed, Black moves first) and print them
+    /// ranked for White, who chooses the removal.
+    Balanced(balanced::cli::BalancedArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -82,7 +86,8 @@ fn main() -> ExitCode {
             uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads);
         }
         Mode::Lichess(args) => return app::lichess(args),
-        Mode::Demo(args) => return app::demo(args),
+        Mode::Demo(args) if args.balanced.is_some() => return balanced::cli::demo(args),
+        Mode::Demo(args) => return app::demo(args, None),
         Mode::Arena(args) => return arena::arena(args),
         Mode::Datagen(args) => {
             return match datagen::run(&args, Some(std::time::Duration::from_secs(60))) {
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Mode::Balanced(args) => return balanced::cli::run(&args),
         Mode::Upgrade(args) => return app::upgrade(args),
         Mode::FakeLichess(args) => {
             fake_lichess::log_requests();

@@ -441,3 +441,47 @@ fn bench_is_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+/// The 16 vchess Balanced starts (a pawn missing, Black to move, `atomic-bot balanced`):
+/// `position fen` takes each, alone and with moves; `d` and `go perft` see that position, and
+/// every `bestmove` is a legal move of the side to move (Black first).
+#[test]
+fn balanced_starts_are_played_from_with_black_to_move() {
+    let mut engine = Engine::start();
+    for removal in atomic_bot::balanced::Removal::all() {
+        let fen = removal.fen();
+        let start = removal.position();
+        engine.send(&format!("position fen {fen}"));
+        engine.send("d");
+        let lines = engine.expect(|l| l.starts_with("Fen: "), Duration::from_secs(5));
+        assert_eq!(lines.last(), Some(&format!("Fen: {fen}")));
+        engine.send("go perft 2");
+        let lines = engine.expect(|l| l.starts_with("Nodes searched"), Duration::from_secs(10));
+        assert_eq!(
+            lines.last(),
+            Some(&format!(
+                "Nodes searched: {}",
+                atomic_chess::perft(&start, 2)
+            )),
+            "{removal}"
+        );
+        let (best, _) = engine.go("depth 3", Duration::from_secs(30));
+        let black = start
+            .parse_uci(&best)
+            .unwrap_or_else(|e| panic!("{removal}: bestmove {best}: {e}"));
+        if removal.to_string() == "black d7" {
+            // Qxd2 blows up White's king at once (e1 touches d2), and the search takes it.
+            assert_eq!(best, "d8d2");
+            continue;
+        }
+        let after = start.play(black).expect("legal");
+        let white = after.legal_moves()[0];
+        engine.send(&format!("position fen {fen} moves {best} {white}"));
+        let (best, _) = engine.go("depth 3", Duration::from_secs(30));
+        let next = after.play(white).expect("legal");
+        assert!(
+            next.parse_uci(&best).is_ok(),
+            "{removal}: bestmove {best} after {black} {white}"
+        );
+    }
+}

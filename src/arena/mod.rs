@@ -68,10 +68,14 @@ pub struct ArenaArgs {
     /// Write the games here (PGN, lichess-like headers; the file is replaced).
     #[arg(long)]
     pub pgn: Option<PathBuf>,
-    /// Openings, one a line (UCI moves from the start position; `#` comments). Default: the
-    /// built-in copy of data/atomic-openings.txt.
-    #[arg(long)]
+    /// Openings, one a line: UCI moves from the start position, or a FEN (`#` comments; e.g.
+    /// data/balanced-starts.txt). Default: the built-in copy of data/atomic-openings.txt.
+    #[arg(long, conflicts_with = "fen")]
     pub openings: Option<PathBuf>,
+    /// Start every game from this position instead of the openings (repeatable: the FENs are
+    /// played in turn, each once with each colour).
+    #[arg(long, value_name = "FEN")]
+    pub fen: Vec<String>,
     /// Games at once.
     #[arg(long, default_value_t = 1)]
     pub concurrency: u32,
@@ -141,20 +145,14 @@ impl ArenaPlan {
         if args.concurrency == 0 {
             return Err(usage("--concurrency must be at least 1".into()));
         }
-        let text = match &args.openings {
-            Some(path) => std::fs::read_to_string(path)
-                .map_err(|e| usage(format!("cannot read the openings {}: {e}", path.display())))?,
-            None => openings::DEFAULT_OPENINGS.to_owned(),
+        let all = if args.fen.is_empty() {
+            Self::read_openings(args)?
+        } else {
+            args.fen
+                .iter()
+                .map(|f| Opening::from_fen(f).map_err(|e| usage(format!("--fen: {e}"))))
+                .collect::<Result<Vec<_>, _>>()?
         };
-        let all = openings::parse(&text).map_err(|e| {
-            let file = args
-                .openings
-                .as_ref()
-                .map_or("the built-in openings".to_owned(), |p| {
-                    p.display().to_string()
-                });
-            usage(format!("{file}: {e}"))
-        })?;
         let order = openings::order(all.len(), args.seed);
         let openings = order.into_iter().map(|i| all[i].clone()).collect();
         let settings = Settings::load(&ConfigSource::from_cli(args.config.clone()))
@@ -169,6 +167,25 @@ impl ArenaPlan {
             openings,
             concurrency: args.concurrency as usize,
             settings,
+        })
+    }
+
+    /// The openings file of `--openings`, or the built-in set.
+    fn read_openings(args: &ArenaArgs) -> Result<Vec<Opening>, ArenaError> {
+        let usage = ArenaError::Usage;
+        let text = match &args.openings {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("cannot read the openings {}: {e}", path.display())))?,
+            None => openings::DEFAULT_OPENINGS.to_owned(),
+        };
+        openings::parse(&text).map_err(|e| {
+            let file = args
+                .openings
+                .as_ref()
+                .map_or("the built-in openings".to_owned(), |p| {
+                    p.display().to_string()
+                });
+            usage(format!("{file}: {e}"))
         })
     }
 
@@ -474,7 +491,7 @@ async fn run_slot(
             i + 1,
             plan.games,
             id,
-            opening.moves.join(" "),
+            opening.label(),
             if bot_white { "White" } else { "Black" },
             crate::lichess::pgn::result_token(&played.last),
             played.last.status,
@@ -604,6 +621,7 @@ mod tests {
             lag_ms: 0,
             pgn: None,
             openings: None,
+            fen: vec![],
             concurrency: 1,
             config: None,
             seed: None,
@@ -618,6 +636,47 @@ mod tests {
         assert!(w0 && !w1 && w2);
     }
 
+    /// `--fen` replaces the openings (each FEN with both colours) and a bad one is named;
+    /// `--openings` takes a file of FENs (the Balanced starts).
+    #[test]
+    fn fens_from_the_command_line_or_a_file() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            arena: ArenaArgs,
+        }
+        let plan = |argv: &[&str]| {
+            let mut all = vec!["arena", "--engine", "x"];
+            all.extend_from_slice(argv);
+            let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+            ArenaPlan::from_args(&cli.arena).map_err(|e| e.to_string())
+        };
+        let f7 = "rnbqkbnr/ppppp1pp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1";
+        let d2 = "rnbqkbnr/pppppppp/8/8/8/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1";
+        let p = plan(&["--fen", f7, "--fen", d2]).unwrap();
+        assert_eq!(p.openings.len(), 2);
+        let (o0, w0) = p.schedule(0);
+        let (o1, w1) = p.schedule(1);
+        let (o2, _) = p.schedule(2);
+        assert_eq!((o0.fen.as_str(), w0), (f7, true));
+        assert_eq!((o1.fen.as_str(), w1), (f7, false));
+        assert_eq!(o2.fen, d2);
+
+        let bad = "rnbqkbnr/ppppp1pp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - zero 1";
+        let err = plan(&["--fen", f7, "--fen", bad]).unwrap_err();
+        assert!(
+            err.starts_with("--fen: bad FEN") && err.contains(bad),
+            "{err}"
+        );
+        assert!(plan(&["--fen", f7, "--openings", "x.txt"]).is_err());
+
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/data/balanced-starts.txt");
+        let p = plan(&["--openings", file]).unwrap();
+        assert_eq!(p.openings.len(), 16);
+        assert!(p.openings.iter().all(|o| o.moves.is_empty()));
+    }
+
     #[test]
     fn the_bot_settings_take_the_arenas_games() {
         let args = ArenaArgs {
@@ -628,6 +687,7 @@ mod tests {
             lag_ms: 0,
             pgn: None,
             openings: None,
+            fen: vec![],
             concurrency: 8,
             config: None,
             seed: None,

@@ -1,5 +1,7 @@
-//! The arena's openings: one a line, UCI moves from the start position (`#` starts a comment),
-//! each turned into the FEN a game starts from.
+//! The arena's openings: one a line (`#` starts a comment), either UCI moves from the start
+//! position or a FEN (a line with a `/`, which no move has), each turned into the FEN a game
+//! starts from. FENs let the arena start where the standard start cannot take it, such as the
+//! vchess Balanced starts (`data/balanced-starts.txt`, Black to move).
 //!
 //! Games start from that FEN (a challenge from a position, `gameFull.initialFen`), so both
 //! players play every move of their own from the first one on, on the server's clock; a game
@@ -14,10 +16,35 @@ pub const DEFAULT_OPENINGS: &str = include_str!("../../data/atomic-openings.txt"
 /// One opening.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Opening {
-    /// The moves as written.
+    /// The moves as written; empty for an opening given as a FEN.
     pub moves: Vec<String>,
-    /// The position after them.
+    /// The position after them (or as given), which the game starts from.
     pub fen: String,
+}
+
+impl Opening {
+    /// An opening given as a position. Errors name the FEN and what is wrong with it; a
+    /// position whose game is already over is refused (there would be nothing to play).
+    pub fn from_fen(fen: &str) -> Result<Opening, String> {
+        let fen = fen.trim();
+        let pos = Position::from_fen(fen).map_err(|e| format!("bad FEN {fen:?}: {e}"))?;
+        if Game::new(pos).outcome().is_some() {
+            return Err(format!("FEN {fen:?}: the game is already over"));
+        }
+        Ok(Opening {
+            moves: Vec::new(),
+            fen: pos.to_fen(),
+        })
+    }
+
+    /// How the arena's progress lines name it: the moves, or the FEN.
+    pub fn label(&self) -> String {
+        if self.moves.is_empty() {
+            self.fen.clone()
+        } else {
+            self.moves.join(" ")
+        }
+    }
 }
 
 /// Reads an openings text. Errors name the line and what is wrong; an empty set is an error.
@@ -26,6 +53,10 @@ pub fn parse(text: &str) -> Result<Vec<Opening>, String> {
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
+            continue;
+        }
+        if line.contains('/') {
+            openings.push(Opening::from_fen(line).map_err(|e| format!("line {}: {e}", i + 1))?);
             continue;
         }
         let moves: Vec<String> = line.split_ascii_whitespace().map(str::to_owned).collect();
@@ -40,7 +71,7 @@ pub fn parse(text: &str) -> Result<Vec<Opening>, String> {
         });
     }
     if openings.is_empty() {
-        return Err("no openings (one a line: UCI moves from the start position)".into());
+        return Err("no openings (one a line: UCI moves from the start position, or a FEN)".into());
     }
     Ok(openings)
 }
@@ -84,6 +115,50 @@ mod tests {
         let err = parse("e2e4 e7e5\n# c\ne2e4 e2e4\n").unwrap_err();
         assert!(err.starts_with("line 3:"), "{err}");
         assert!(parse("# nothing\n\n").unwrap_err().contains("no openings"));
+    }
+
+    #[test]
+    fn fen_lines_are_played_from_as_given_beside_move_lines() {
+        let text = "# Balanced\n\
+                    rnbqkbnr/ppppp1pp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1 # black f7\n\
+                    e2e4 e7e5\n";
+        let set = parse(text).unwrap();
+        assert_eq!(set.len(), 2);
+        assert!(set[0].moves.is_empty());
+        assert_eq!(
+            set[0].fen,
+            "rnbqkbnr/ppppp1pp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1"
+        );
+        assert_eq!(set[0].label(), set[0].fen);
+        assert_eq!(set[1].label(), "e2e4 e7e5");
+        assert!(set[1].fen.contains(" w "), "{}", set[1].fen);
+    }
+
+    #[test]
+    fn bad_fens_are_named_with_their_line() {
+        let bad = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1";
+        let err = parse(&format!("e2e4\n{bad}\n")).unwrap_err();
+        assert!(
+            err.starts_with("line 2: bad FEN") && err.contains(bad),
+            "{err}"
+        );
+        // A position with no game left to play: White's king is gone.
+        let over = "8/8/8/8/8/8/8/k7 w - - 0 1";
+        let err = Opening::from_fen(over).unwrap_err();
+        assert!(err.contains(over), "{err}");
+        let err = Opening::from_fen("8/8/8").unwrap_err();
+        assert!(err.contains("\"8/8/8\""), "{err}");
+    }
+
+    #[test]
+    fn the_shipped_balanced_file_holds_the_sixteen_starts() {
+        // (That they are exactly the generated starts is checked in `balanced`.)
+        let set = parse(include_str!("../../data/balanced-starts.txt")).unwrap();
+        assert_eq!(set.len(), 16);
+        let distinct: std::collections::BTreeSet<&str> =
+            set.iter().map(|o| o.fen.as_str()).collect();
+        assert_eq!(distinct.len(), 16);
+        assert!(set.iter().all(|o| o.fen.ends_with(" b KQkq - 0 1")));
     }
 
     #[test]

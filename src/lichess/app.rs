@@ -56,6 +56,10 @@ pub struct DemoArgs {
     /// quarter of the bot's think time).
     #[arg(long, value_enum, default_value_t = Engine::Alphabeta)]
     pub engine: Engine,
+    /// Play from a vchess Balanced start (one pawn removed, Black moves first): the pawn's
+    /// square (`e7`, `d2`), or nothing for White's best removal by a short ranking.
+    #[arg(long, value_name = "PAWN", num_args = 0..=1, default_missing_value = "")]
+    pub balanced: Option<String>,
 }
 
 /// The bot's colour in `atomic-bot demo`.
@@ -280,6 +284,7 @@ pub async fn run_demo(
     color: DemoColor,
     engine: Engine,
     pgn_dir: Option<PathBuf>,
+    start_fen: Option<String>,
     shutdown: CancellationToken,
 ) -> Result<DemoOutcome, String> {
     let bot_token = format!("lip_demo{}", std::process::id());
@@ -339,17 +344,20 @@ pub async fn run_demo(
     let opp_color = color.challenger_color();
     let limit = clock.limit_s.to_string();
     let inc = clock.increment_s.to_string();
+    let mut form = vec![
+        ("variant", "atomic"),
+        ("rated", "false"),
+        ("clock.limit", limit.as_str()),
+        ("clock.increment", inc.as_str()),
+        ("color", opp_color),
+    ];
+    // A game from a position: the challenge's `fen`, which the server reports back as
+    // `gameFull.initialFen` (the local server takes it in atomic; lichess only in standard).
+    if let Some(fen) = start_fen.as_deref() {
+        form.push(("fen", fen));
+    }
     let challenge = opp_client
-        .create_challenge(
-            "AtomicBot",
-            &[
-                ("variant", "atomic"),
-                ("rated", "false"),
-                ("clock.limit", &limit),
-                ("clock.increment", &inc),
-                ("color", opp_color),
-            ],
-        )
+        .create_challenge("AtomicBot", &form)
         .await
         .map_err(|e| e.to_string())?;
     tracing::info!(challenge = %challenge.id, "the demo opponent challenged the bot");
@@ -390,11 +398,21 @@ pub async fn run_demo(
     report.map(|report| DemoOutcome { report })
 }
 
-/// `atomic-bot demo`: plays one game offline and prints the result and the PGN.
-pub fn demo(args: DemoArgs) -> ExitCode {
+/// `atomic-bot demo`: plays one game offline, from the standard start or from `start_fen`
+/// (`--balanced` is resolved above this layer, by `balanced::cli`), and prints the result and
+/// the PGN.
+pub fn demo(args: DemoArgs, start_fen: Option<String>) -> ExitCode {
     init_logging(LogFormat::Text, "info");
     run_until_signal(|shutdown| async move {
-        match run_demo(args.clock, args.color, args.engine, args.pgn_dir, shutdown).await {
+        let played = run_demo(
+            args.clock,
+            args.color,
+            args.engine,
+            args.pgn_dir,
+            start_fen,
+            shutdown,
+        );
+        match played.await {
             Ok(out) => {
                 println!(
                     "Result: {} ({}{})",
