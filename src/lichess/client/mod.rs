@@ -31,6 +31,7 @@ use crate::lichess::ndjson::NdjsonReader;
 mod calls;
 mod endpoint;
 mod error;
+mod online;
 
 pub use calls::CreateAnswer;
 pub use endpoint::Endpoint;
@@ -136,6 +137,12 @@ impl LichessClient {
     }
 
     fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.request_url(method, &format!("{}{}", self.inner.base, path))
+    }
+
+    /// A request to a whole URL (the online move sources live on other hosts), with the token
+    /// and the User-Agent.
+    fn request_url(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
         let ua = self
             .inner
             .user_agent
@@ -143,7 +150,7 @@ impl LichessClient {
             .map_or_else(|_| "atomic-bot".into(), |u| u.clone());
         self.inner
             .http
-            .request(method, format!("{}{}", self.inner.base, path))
+            .request(method, url)
             .bearer_auth(self.inner.token.expose_secret())
             .header(reqwest::header::USER_AGENT, ua)
     }
