@@ -85,7 +85,12 @@ impl Default for ExplorerSettings {
             enabled: false,
             url: "https://explorer.lichess.org".into(),
             max_ply: 16,
-            speeds: vec!["blitz".into(), "rapid".into(), "classical".into()],
+            speeds: vec![
+                "bullet".into(),
+                "blitz".into(),
+                "rapid".into(),
+                "classical".into(),
+            ],
             ratings: vec![1800, 2000, 2200, 2500],
             min_games: 10,
             min_score: 0.45,
@@ -193,6 +198,48 @@ impl OnlineSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{ConfigSource, Settings};
+
+    #[test]
+    fn read_from_the_file_and_the_environment() {
+        let dir = tempfile::Builder::new()
+            .prefix("atomic-bot-online-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[online.tablebase]\nenabled = true\nmax_pieces = 5\n[online.explorer]\nratings = [2000]\n",
+        )
+        .unwrap();
+        let env = [
+            ("ATOMIC_BOT_ONLINE__EXPLORER__SPEEDS", "bullet,blitz"),
+            ("ATOMIC_BOT_ONLINE__CLOUD_EVAL__MIN_DEPTH", "30"),
+        ];
+        let s = Settings::load(&ConfigSource {
+            file: Some(path.clone()),
+            file_required: true,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        })
+        .unwrap();
+        assert!(s.online.tablebase.enabled);
+        assert_eq!(s.online.tablebase.max_pieces, 5);
+        assert_eq!(s.online.explorer.ratings, vec![2000]);
+        assert_eq!(s.online.explorer.speeds, vec!["bullet", "blitz"]);
+        assert_eq!(s.online.cloud_eval.min_depth, 30);
+        assert!(!s.online.explorer.enabled);
+        std::fs::write(&path, "[online.tablebase]\nmax_pieces = 8\n").unwrap();
+        let e = Settings::load(&ConfigSource {
+            file: Some(path),
+            file_required: true,
+            env: Default::default(),
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("online.tablebase.max_pieces"), "{e}");
+    }
 
     #[test]
     fn bad_values_are_named() {

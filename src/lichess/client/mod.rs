@@ -13,7 +13,9 @@
 //!   appears in errors or logs (errors carry the endpoint and the server's message only).
 //!
 //! This module holds the client and that discipline; the typed calls of the Bot API are in
-//! `calls`, the endpoint kinds in [`Endpoint`] and the errors in [`ApiError`].
+//! `calls`, the online move sources' single-attempt requests (a move waits on them: no retry,
+//! no waiting out a 429 pause) in `online`, the endpoint kinds in [`Endpoint`] and the errors
+//! in [`ApiError`].
 
 use std::sync::{Arc, Mutex as StdMutex, RwLock};
 use std::time::Duration;
