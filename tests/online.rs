@@ -208,6 +208,12 @@ async fn a_failing_tablebase_falls_back_to_the_search_and_a_429_pauses_it() {
     // (The fake logs a request once answered: this one, given up, is not in its log; the
     // bot's log line below shows it was sent.)
     let text = logged();
+    for l in text
+        .lines()
+        .filter(|l| l.contains(&id) && (l.contains(" INFO ") || l.contains(" WARN ")))
+    {
+        eprintln!("{l}");
+    }
     assert!(text.contains("HTTP 429: pausing this source"), "{text}");
     assert!(text.contains("no answer within 300 ms"), "{text}");
     assert!(!text.contains(BOT_TOKEN), "the token was logged");
@@ -276,6 +282,12 @@ async fn the_book_move_is_played_unless_the_search_sees_it_losing() {
         .unwrap();
     wait_game(&fake, &id, 1).await;
     assert_ne!(fake.game(&id).unwrap().moves[0], "a6a5");
+    for l in logged()
+        .lines()
+        .filter(|l| l.contains(&id) && l.contains("source"))
+    {
+        eprintln!("{l}");
+    }
     assert_eq!(asked(&fake, Endpoint::Explorer).len(), 1);
     assert!(
         logged().contains("book move refused by the safety check"),

@@ -67,8 +67,8 @@ pub enum ApiError {
         /// Parser message.
         message: String,
     },
-    /// The endpoint is pausing after a 429 and the caller asked not to wait (the online move
-    /// sources: the search plays instead).
+    /// The endpoint answered 429, or is pausing after one, and the caller does not wait (the
+    /// online move sources: the search plays instead).
     #[error("{endpoint}: paused after HTTP 429 for {left_ms} ms more")]
     Paused {
         /// Where.

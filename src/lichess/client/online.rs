@@ -66,9 +66,9 @@ impl LichessClient {
                     gate.start_cooldown(cooldown);
                     tracing::warn!(%endpoint, cooldown_ms = cooldown.as_millis() as u64,
                         "HTTP 429: pausing this source");
-                    Err(ApiError::RateLimited {
+                    Err(ApiError::Paused {
                         endpoint,
-                        attempts: 1,
+                        left_ms: cooldown.as_millis() as u64,
                     })
                 }
                 s if s.is_server_error() => Err(ApiError::Unavailable {
