@@ -12,11 +12,14 @@ use serde_json::Value;
 
 use crate::lichess::lenient::{Fields, FromJson, Unreadable};
 
-/// A tablebase result from the view of the side to move, in lichess's order: best first.
+/// A tablebase result from the view of the side to move, in lichess's order: best first
+/// (`syzygy-*`: the result of a `maybe-*` or `cursed`/`blessed` kind that DTZ rounding hides).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
     /// Won.
     Win,
+    /// Won, or only a cursed win: the exact result is hidden by DTZ rounding.
+    SyzygyWin,
     /// Won, unless the 50-move rule interferes in some line (DTZ rounding).
     MaybeWin,
     /// Won, but not within the 50-move rule: a draw under it.
@@ -27,6 +30,8 @@ pub enum Category {
     BlessedLoss,
     /// Lost, unless the 50-move rule interferes.
     MaybeLoss,
+    /// Lost, or only a blessed loss: the exact result is hidden by DTZ rounding.
+    SyzygyLoss,
     /// Lost.
     Loss,
     /// The tablebase does not know (too many pieces, or a source without that position).
@@ -38,11 +43,13 @@ impl Category {
     pub fn parse(name: &str) -> Category {
         match name {
             "win" => Category::Win,
+            "syzygy-win" => Category::SyzygyWin,
             "maybe-win" => Category::MaybeWin,
             "cursed-win" => Category::CursedWin,
             "draw" => Category::Draw,
             "blessed-loss" => Category::BlessedLoss,
             "maybe-loss" => Category::MaybeLoss,
+            "syzygy-loss" => Category::SyzygyLoss,
             "loss" => Category::Loss,
             _ => Category::Unknown,
         }
@@ -52,11 +59,13 @@ impl Category {
     pub fn name(self) -> &'static str {
         match self {
             Category::Win => "win",
+            Category::SyzygyWin => "syzygy-win",
             Category::MaybeWin => "maybe-win",
             Category::CursedWin => "cursed-win",
             Category::Draw => "draw",
             Category::BlessedLoss => "blessed-loss",
             Category::MaybeLoss => "maybe-loss",
+            Category::SyzygyLoss => "syzygy-loss",
             Category::Loss => "loss",
             Category::Unknown => "unknown",
         }
@@ -66,11 +75,13 @@ impl Category {
     pub fn flip(self) -> Category {
         match self {
             Category::Win => Category::Loss,
+            Category::SyzygyWin => Category::SyzygyLoss,
             Category::MaybeWin => Category::MaybeLoss,
             Category::CursedWin => Category::BlessedLoss,
             Category::Draw => Category::Draw,
             Category::BlessedLoss => Category::CursedWin,
             Category::MaybeLoss => Category::MaybeWin,
+            Category::SyzygyLoss => Category::SyzygyWin,
             Category::Loss => Category::Win,
             Category::Unknown => Category::Unknown,
         }
@@ -80,7 +91,7 @@ impl Category {
     fn winning(self) -> bool {
         matches!(
             self,
-            Category::Win | Category::MaybeWin | Category::CursedWin
+            Category::Win | Category::SyzygyWin | Category::MaybeWin | Category::CursedWin
         )
     }
 
@@ -88,9 +99,9 @@ impl Category {
     pub fn win_probability(self) -> f32 {
         match self {
             Category::Win => 0.99,
-            Category::MaybeWin => 0.9,
+            Category::SyzygyWin | Category::MaybeWin => 0.9,
             Category::CursedWin | Category::Draw | Category::BlessedLoss | Category::Unknown => 0.5,
-            Category::MaybeLoss => 0.1,
+            Category::SyzygyLoss | Category::MaybeLoss => 0.1,
             Category::Loss => 0.01,
         }
     }
@@ -222,11 +233,13 @@ mod tests {
     fn lichess_order_and_names() {
         let all = [
             "win",
+            "syzygy-win",
             "maybe-win",
             "cursed-win",
             "draw",
             "blessed-loss",
             "maybe-loss",
+            "syzygy-loss",
             "loss",
         ];
         let parsed: Vec<Category> = all.iter().map(|n| Category::parse(n)).collect();
@@ -252,14 +265,18 @@ mod tests {
             mv("f1f2", "cursed-win", Some(102), None),
             mv("g1g2", "maybe-loss", Some(-7), None),
             mv("h1h2", "maybe-win", Some(9), None),
+            mv("a3a4", "syzygy-loss", Some(-60), None),
+            mv("b3b4", "syzygy-win", Some(61), None),
         ];
         let order = [
             ("e1e2", Category::Win),
+            ("a3a4", Category::SyzygyWin),
             ("g1g2", Category::MaybeWin),
             ("c1c2", Category::CursedWin),
             ("a1a2", Category::Draw),
             ("f1f2", Category::BlessedLoss),
             ("h1h2", Category::MaybeLoss),
+            ("b3b4", Category::SyzygyLoss),
             ("b1b2", Category::Loss),
         ];
         for (uci, ours) in order {
