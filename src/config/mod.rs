@@ -17,6 +17,7 @@
 
 pub mod clock;
 pub mod matchmaking;
+pub mod online;
 pub mod sections;
 pub mod service;
 pub mod threads;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 pub use clock::TimeControl;
 pub use matchmaking::MatchmakingConfig;
+pub use online::{CloudEvalSettings, ExplorerSettings, OnlineSettings, TablebaseSettings};
 pub use sections::{
     ChallengeSettings, ChatSettings, DEFAULT_CHAT_COOLDOWN, DrawPolicy, Engine, GameSettings,
     LichessSettings, MAX_CHAT_CHARS, SearchSettings, ShutdownMode, ShutdownSettings,
@@ -54,6 +56,8 @@ const LIST_KEYS: &[&str] = &[
     "challenge.block_list",
     "matchmaking.time_controls",
     "matchmaking.block_list",
+    "online.explorer.speeds",
+    "online.explorer.ratings",
 ];
 
 /// Why the configuration could not be loaded. The messages name the offending key.
@@ -113,6 +117,8 @@ pub struct Settings {
     pub heartbeat: HeartbeatSettings,
     /// Prometheus endpoint (off by default).
     pub metrics: MetricsSettings,
+    /// Online move sources: tablebase, opening explorer, cloud eval (each off by default).
+    pub online: OnlineSettings,
 }
 
 /// Where the configuration comes from; `env` is injected so tests never touch the process
@@ -273,6 +279,7 @@ impl Settings {
             self.chat.validate(),
             self.heartbeat.validate(),
             self.metrics.validate(),
+            self.online.validate(),
         ] {
             if let Err((key, reason)) = check {
                 return bad(key, reason);

@@ -81,6 +81,24 @@ pub fn needed(kind: &str) -> &'static [&'static str] {
             "tosViolation",
         ],
         "challengeCreated" => &["id", "challenge.id"],
+        "tablebase" => &[
+            "category",
+            "dtz",
+            "dtm",
+            "moves.*.uci",
+            "moves.*.category",
+            "moves.*.dtz",
+            "moves.*.dtm",
+            "moves.*.checkmate",
+            "moves.*.variant_loss",
+        ],
+        "explorer" => &[
+            "moves.*.uci",
+            "moves.*.white",
+            "moves.*.draws",
+            "moves.*.black",
+        ],
+        "cloudEval" => &["depth", "pvs.*.moves", "pvs.*.cp", "pvs.*.mate"],
         "error" => &["error", "ratelimit"],
         "ok" => &["ok"],
         _ => &["*"],
@@ -92,6 +110,8 @@ pub fn needed(kind: &str) -> &'static [&'static str] {
 fn lists(kind: &str) -> &'static [&'static str] {
     match kind {
         "playing" => &["nowPlaying"],
+        "tablebase" | "explorer" => &["moves"],
+        "cloudEval" => &["pvs"],
         _ => &[],
     }
 }
@@ -106,6 +126,9 @@ pub fn reply_kind(endpoint: Endpoint, status: u16) -> &'static str {
         Endpoint::Playing => "playing",
         Endpoint::OnlineBots => "online",
         Endpoint::CreateChallenge => "challengeCreated",
+        Endpoint::Tablebase => "tablebase",
+        Endpoint::Explorer => "explorer",
+        Endpoint::CloudEval => "cloudEval",
         _ => "ok",
     }
 }

@@ -12,7 +12,9 @@
 //! claim-victory, claim-draw, chat, challenge create/accept/decline/cancel (optionally from a
 //! FEN, which `gameFull.initialFen` reports), and lichess's 2025-2026 additions:
 //! `gameState.expiration` while a first move is pending, `rating` and `ratingDiff` in game
-//! events, `nbMyTurn`, and (when asked) the daily bot-versus-bot game limit.
+//! events, `nbMyTurn`, and (when asked) the daily bot-versus-bot game limit. It also serves
+//! the online move sources (the atomic tablebase, the opening explorer and the cloud eval,
+//! `online_tables`) on the same port: the bot's hosts for them are configurable.
 //!
 //! For tests it can also decorate every JSON document it sends with junk ([`junk`]), inject
 //! raw lines, cut or silence streams, make an endpoint answer with a given status a number of
@@ -32,9 +34,10 @@
 //!   `http` (the lock, the bearer token, lichess's kinds of answers), `lag` (the lag links);
 //! - `state`: `Inner`, everything the server knows, and its shared handle;
 //! - the rules, each adding its part of `impl Inner`: `accounts`, `challenges`, `json`,
-//!   `games`, `clock`, `streams`;
+//!   `games`, `clock`, `streams`; `online_tables` (the online sources' answers);
 //! - the HTTP front: `layers` (the lag, junk and log middleware, and `Guarded`, what a layer
-//!   knows), `gate` (the token and the queued answers), then `routes`;
+//!   knows), `gate` (the token and the queued answers), then `routes` (with
+//!   `online_routes`);
 //! - beside it, driving a running server: [`faults`] (with `rng` and `bad_lines`) and [`cli`].
 
 mod accounts;
@@ -54,6 +57,8 @@ pub mod junk;
 mod lag;
 mod layers;
 mod log;
+mod online_routes;
+mod online_tables;
 mod rng;
 mod routes;
 mod state;
@@ -330,6 +335,23 @@ impl FakeLichess {
     /// that a lichess change could bring, leaving what a bot needs readable (see [`junk`]).
     pub fn junk(&self, seed: u64) {
         self.with(|i| i.junk = Some(junk::Junk::new(seed)));
+    }
+
+    /// From now on the online source `endpoint` ([`Endpoint::Tablebase`],
+    /// [`Endpoint::Explorer`] or [`Endpoint::CloudEval`]) answers `answer` for the position
+    /// `fen` (its move counters aside) instead of its built-in rule; an error names a bad FEN.
+    pub fn set_online_answer(
+        &self,
+        endpoint: Endpoint,
+        fen: &str,
+        answer: serde_json::Value,
+    ) -> Result<(), String> {
+        self.with(|i| i.online.set(endpoint, fen, answer))
+    }
+
+    /// From now on the online source `endpoint` answers after `delay` (a slow source).
+    pub fn delay_online(&self, endpoint: Endpoint, delay: Duration) {
+        self.with(|i| i.online.delay(endpoint, delay));
     }
 
     /// Every request so far.

@@ -19,6 +19,7 @@ use super::challenge_record::ChallengeSpec;
 use super::gate;
 use super::http::{self, Caller, lock, user_agent};
 use super::layers::{self, Guarded};
+use super::online_routes;
 use super::state::{Res, Shared};
 use crate::lichess::client::Endpoint;
 
@@ -77,6 +78,12 @@ pub(crate) fn router(shared: &Shared) -> Router {
         .route(
             "/api/challenge/{id}/cancel",
             at(E::CancelChallenge, post(cancel)),
+        )
+        .route("/atomic", at(E::Tablebase, get(online_routes::tablebase)))
+        .route("/lichess", at(E::Explorer, get(online_routes::explorer)))
+        .route(
+            "/api/cloud-eval",
+            at(E::CloudEval, get(online_routes::cloud_eval)),
         )
         .method_not_allowed_fallback(not_found.clone())
         .fallback(not_found)

@@ -15,6 +15,7 @@ use super::game_record::GameRec;
 use super::junk::Junk;
 use super::lag::Lags;
 use super::log::RequestRecord;
+use super::online_tables::OnlineTables;
 use crate::lichess::client::Endpoint;
 
 /// The server state, shared by the handlers, the layers and the in-process control methods.
@@ -48,6 +49,8 @@ pub(crate) struct Inner {
     pub(super) bot_limit: Option<BotLimit>,
     /// Junk added to every JSON document sent, when asked (`FakeLichess::junk`).
     pub(crate) junk: Option<Junk>,
+    /// The online move sources' answers and delays (`online_tables.rs`).
+    pub(crate) online: OnlineTables,
 }
 
 impl Inner {
@@ -69,6 +72,7 @@ impl Inner {
             lags: Lags::default(),
             bot_limit: None,
             junk: None,
+            online: OnlineTables::new(),
         }
     }
 

@@ -106,6 +106,9 @@ pub struct EvalReport {
     pub nodes: u64,
     /// Search depth reached (0 = unknown).
     pub depth: u32,
+    /// When the move came from elsewhere than our search, that source and what it said
+    /// (`tablebase (win, DTZ 7)`, `opening book (lichess explorer: 1200 games, 56%)`).
+    pub source: Option<String>,
 }
 
 /// How busy the bot is, for `!queue`.
@@ -169,11 +172,14 @@ pub fn reply(command: Command, ctx: &ChatContext<'_>) -> String {
 /// `"Eval +1.23 (win 63%), depth 12, 45k nodes. PV: e2e4 d7d5 …"`, cut at a whole move so that
 /// it fits one chat line; unknown parts are left out.
 fn eval_text(eval: &EvalReport) -> String {
-    let mut text = match eval.score {
-        Some(EvalScore::Cp(cp)) => format!("Eval {:+.2}", f64::from(cp) / 100.0),
-        Some(EvalScore::Mate(n)) if n > 0 => format!("Eval: I mate in {n}"),
-        Some(EvalScore::Mate(n)) => format!("Eval: I am mated in {}", n.unsigned_abs()),
-        None => "Eval".to_string(),
+    let mut text = match (eval.score, &eval.source) {
+        (_, Some(source)) => format!("Move from the {source}"),
+        (Some(EvalScore::Cp(cp)), None) => format!("Eval {:+.2}", f64::from(cp) / 100.0),
+        (Some(EvalScore::Mate(n)), None) if n > 0 => format!("Eval: I mate in {n}"),
+        (Some(EvalScore::Mate(n)), None) => {
+            format!("Eval: I am mated in {}", n.unsigned_abs())
+        }
+        (None, None) => "Eval".to_string(),
     };
     if let Some(p) = eval.win_probability
         && p.is_finite()
@@ -303,6 +309,7 @@ mod tests {
             pv: pv.iter().map(ToString::to_string).collect(),
             nodes: 45_678,
             depth: 12,
+            source: None,
         }
     }
 
@@ -354,6 +361,27 @@ mod tests {
             reply(Command::Eval, &ctx(Some(&e))),
             "Eval: win 50%. PV: e2e4"
         );
+    }
+
+    #[test]
+    fn eval_reply_names_the_tablebase_or_the_book() {
+        let e = EvalReport {
+            win_probability: Some(0.99),
+            pv: vec!["e1e2".into()],
+            source: Some("tablebase (win, DTZ 7)".into()),
+            ..EvalReport::default()
+        };
+        assert_eq!(
+            reply(Command::Eval, &ctx(Some(&e))),
+            "Move from the tablebase (win, DTZ 7): win 99%. PV: e1e2"
+        );
+        let e = EvalReport {
+            source: Some("opening book (lichess explorer: 1000 games, 62%)".into()),
+            pv: vec!["g1f3".into()],
+            ..EvalReport::default()
+        };
+        let text = reply(Command::Eval, &ctx(Some(&e)));
+        assert!(text.starts_with("Move from the opening book"), "{text}");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`clock`]: a game's clock as the input of the one time manager (`search::time`).
 //! - [`challenge`]: the pure accept/decline policy.
 //! - [`matchmaking`]: challenging other bots when idle; [`chat_commands`]: `!eval` and friends.
+//! - [`online`]: lichess's tablebase, opening explorer and cloud eval, asked before the search.
 //! - [`client`] / [`ndjson`] / [`model`] / [`lenient`]: HTTP discipline, line reading, JSON
 //!   types and the rules that read them (strict for what the bot needs, lenient otherwise).
 
@@ -22,6 +23,7 @@ pub mod lenient;
 pub mod matchmaking;
 pub mod model;
 pub mod ndjson;
+pub mod online;
 pub mod pgn;
 pub mod picker;
 pub mod supervisor;

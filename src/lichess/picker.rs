@@ -262,6 +262,7 @@ fn eval_report(result: &search::SearchResult) -> crate::lichess::chat_commands::
         pv: info.pv.iter().map(ToString::to_string).collect(),
         nodes: info.nodes,
         depth: info.depth,
+        source: None,
     }
 }
 

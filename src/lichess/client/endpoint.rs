@@ -40,10 +40,16 @@ pub enum Endpoint {
     OnlineBots,
     /// `POST /api/challenge/{id}/cancel` (matchmaking).
     CancelChallenge,
+    /// `GET {tablebase}/atomic` (online move source).
+    Tablebase,
+    /// `GET {explorer}/lichess` (online move source).
+    Explorer,
+    /// `GET /api/cloud-eval` (online move source).
+    CloudEval,
 }
 
 impl Endpoint {
-    pub(super) const ALL: [Endpoint; 18] = [
+    pub(super) const ALL: [Endpoint; 21] = [
         Endpoint::Account,
         Endpoint::Upgrade,
         Endpoint::EventStream,
@@ -62,6 +68,9 @@ impl Endpoint {
         Endpoint::Playing,
         Endpoint::OnlineBots,
         Endpoint::CancelChallenge,
+        Endpoint::Tablebase,
+        Endpoint::Explorer,
+        Endpoint::CloudEval,
     ];
 
     pub(super) fn index(self) -> usize {
@@ -89,6 +98,9 @@ impl Endpoint {
             Endpoint::Playing => "playing",
             Endpoint::OnlineBots => "online bots",
             Endpoint::CancelChallenge => "cancel challenge",
+            Endpoint::Tablebase => "tablebase",
+            Endpoint::Explorer => "opening explorer",
+            Endpoint::CloudEval => "cloud eval",
         }
     }
 }

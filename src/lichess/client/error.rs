@@ -67,6 +67,23 @@ pub enum ApiError {
         /// Parser message.
         message: String,
     },
+    /// The endpoint answered 429, or is pausing after one, and the caller does not wait (the
+    /// online move sources: the search plays instead).
+    #[error("{endpoint}: paused after HTTP 429 for {left_ms} ms more")]
+    Paused {
+        /// Where.
+        endpoint: Endpoint,
+        /// What is left of the pause.
+        left_ms: u64,
+    },
+    /// No answer within the caller's time limit (the online move sources).
+    #[error("{endpoint}: no answer within {limit_ms} ms")]
+    TimedOut {
+        /// Where.
+        endpoint: Endpoint,
+        /// The limit.
+        limit_ms: u64,
+    },
     /// An id or move from the network that is unsafe to put into a URL path.
     #[error("refusing to use {0:?} in a request path")]
     BadPathSegment(String),

@@ -13,7 +13,9 @@
 //!   appears in errors or logs (errors carry the endpoint and the server's message only).
 //!
 //! This module holds the client and that discipline; the typed calls of the Bot API are in
-//! `calls`, the endpoint kinds in [`Endpoint`] and the errors in [`ApiError`].
+//! `calls`, the online move sources' single-attempt requests (a move waits on them: no retry,
+//! no waiting out a 429 pause) in `online`, the endpoint kinds in [`Endpoint`] and the errors
+//! in [`ApiError`].
 
 use std::sync::{Arc, Mutex as StdMutex, RwLock};
 use std::time::Duration;
@@ -31,6 +33,7 @@ use crate::lichess::ndjson::NdjsonReader;
 mod calls;
 mod endpoint;
 mod error;
+mod online;
 
 pub use calls::CreateAnswer;
 pub use endpoint::Endpoint;
@@ -136,6 +139,12 @@ impl LichessClient {
     }
 
     fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.request_url(method, &format!("{}{}", self.inner.base, path))
+    }
+
+    /// A request to a whole URL (the online move sources live on other hosts), with the token
+    /// and the User-Agent.
+    fn request_url(&self, method: Method, url: &str) -> reqwest::RequestBuilder {
         let ua = self
             .inner
             .user_agent
@@ -143,7 +152,7 @@ impl LichessClient {
             .map_or_else(|_| "atomic-bot".into(), |u| u.clone());
         self.inner
             .http
-            .request(method, format!("{}{}", self.inner.base, path))
+            .request(method, url)
             .bearer_auth(self.inner.token.expose_secret())
             .header(reqwest::header::USER_AGENT, ua)
     }

@@ -169,6 +169,8 @@ struct Task {
     /// When the line that made it our turn was read and how long we thought, for the move
     /// latency histogram once the move POST answers.
     post_timing: Option<(Instant, Duration)>,
+    /// The online move sources of this game (`None`: all off), with their answer cache.
+    online: Option<Arc<crate::lichess::online::OnlineSources>>,
 }
 
 /// Plays the game `id` to its end. `quit` asks to abort/resign it (shutdown mode).
@@ -197,6 +199,9 @@ impl Task {
         let backoff = reconnect_backoff(&ctx.settings.lichess);
         let mut picker = ctx.pickers.create(hash_share(&ctx.settings));
         picker.new_game();
+        let online =
+            crate::lichess::online::OnlineSources::new(&ctx.settings.online, &ctx.client, &id)
+                .map(Arc::new);
         Task {
             id,
             picker: Some(picker),
@@ -228,6 +233,7 @@ impl Task {
             eval: None,
             chat: ChatResponder::new(&ctx.me.username, ctx.settings.chat.cooldown()),
             post_timing: None,
+            online,
             ctx,
         }
     }

@@ -18,9 +18,10 @@ use crate::config::{Engine, Settings};
 use crate::lichess::chat_commands::EvalReport;
 use crate::lichess::client::ApiError;
 use crate::lichess::clock::{TurnClock, budget};
+use crate::lichess::online::{MoveSource, Played, decide};
 use crate::lichess::picker::{Budget, MovePicker, Pick, Proven, SimplePicker};
 
-pub(super) type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration);
+pub(super) type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration, Played);
 
 pub(super) enum Job {
     Think {
@@ -101,12 +102,40 @@ impl Task {
             let flag = stop.clone();
             let game = game.clone();
             let mut picker = picker;
-            let handle = tokio::task::spawn_blocking(move || {
-                lower_thread_priority();
-                let t = std::time::Instant::now();
-                let pick = picker.pick(&game, &budget, &flag);
-                (picker, pick, t.elapsed())
-            });
+            let online = self.online.clone();
+            // The online sources first (each request within a tenth of the budget), then the
+            // search on a blocking thread with what is left.
+            let handle = tokio::spawn(tracing::Instrument::instrument(
+                async move {
+                    let asked = std::time::Instant::now();
+                    let advice = match &online {
+                        Some(o) => o.advise(&game, &budget).await,
+                        None => None,
+                    };
+                    let spent = asked.elapsed();
+                    let budget = Budget {
+                        soft: budget.soft.saturating_sub(spent),
+                        hard: budget.hard.saturating_sub(spent),
+                        threads: budget.threads,
+                    };
+                    let search = tokio::task::spawn_blocking(move || {
+                        lower_thread_priority();
+                        let t = std::time::Instant::now();
+                        let (pick, played) = decide(&mut *picker, &game, &budget, &flag, advice);
+                        (picker, pick, t.elapsed() + spent, played)
+                    });
+                    match search.await {
+                        Ok(out) => out,
+                        // The search panicked: so does this task, and `on_thought` plays the
+                        // fallback move with a fresh picker.
+                        Err(e) => match e.try_into_panic() {
+                            Ok(payload) => std::panic::resume_unwind(payload),
+                            Err(e) => std::panic::resume_unwind(Box::new(e.to_string())),
+                        },
+                    }
+                },
+                tracing::Span::current(),
+            ));
             debug!(
                 soft_ms = budget.soft.as_millis() as u64,
                 hard_ms = budget.hard.as_millis() as u64,
@@ -206,14 +235,14 @@ impl Task {
         let Some(Job::Think { key, received, .. }) = self.job.take() else {
             return;
         };
-        let (pick, think) = match r {
-            Ok((picker, pick, think)) => {
+        let (pick, think, played) = match r {
+            Ok((picker, pick, think, played)) => {
                 self.picker = Some(picker);
-                (pick, think)
+                (pick, think, played)
             }
             Err(e) => {
                 warn!(error = %e, "the move picker failed; playing a fallback move");
-                (None, Duration::ZERO)
+                (None, Duration::ZERO, Played::SEARCH)
             }
         };
         let current = self.state.as_ref().map(|s| s.moves.trim().to_owned());
@@ -225,21 +254,26 @@ impl Task {
             self.act();
             return;
         }
-        let pick = pick.or_else(|| self.fallback_pick());
+        let (pick, source) = match pick {
+            Some(p) => (Some(p), played.source),
+            None => (self.fallback_pick(), MoveSource::Fallback),
+        };
         let Some(pick) = pick else {
             warn!("no legal move");
             return;
         };
         self.win_probability = pick.win_probability;
-        let eval = self
+        let searched = self
             .picker
             .as_ref()
             .and_then(|p| p.last_eval())
-            .unwrap_or_else(|| EvalReport {
-                win_probability: Some(pick.win_probability),
-                pv: vec![pick.mv.to_string()],
-                ..EvalReport::default()
-            });
+            .filter(|_| source == MoveSource::Search);
+        let eval = searched.unwrap_or_else(|| EvalReport {
+            win_probability: Some(pick.win_probability),
+            pv: vec![pick.mv.to_string()],
+            source: played.note,
+            ..EvalReport::default()
+        });
         self.stats.record_move(think, eval.nodes);
         self.eval = Some(eval);
         if matches!(pick.proven, Some(Proven::Loss(_))) && self.ctx.settings.game.resign_proven_loss
@@ -248,7 +282,7 @@ impl Task {
             self.spawn_action("resign");
             return;
         }
-        self.post_move(pick, key, received, think);
+        self.post_move(pick, key, received, think, source);
     }
 
     pub(super) fn fallback_pick(&self) -> Option<Pick> {
@@ -267,6 +301,7 @@ impl Task {
         key: String,
         received: Instant,
         think: Duration,
+        source: MoveSource,
     ) {
         let uci = pick.mv.to_string();
         self.post_timing = Some((received, think));
@@ -279,7 +314,7 @@ impl Task {
                 // Measured as the request leaves: everything but the think time is overhead.
                 let overhead = received.elapsed().saturating_sub(think);
                 metrics.record(overhead);
-                info!(mv = %uci, think_ms = think.as_millis() as u64,
+                info!(mv = %uci, %source, think_ms = think.as_millis() as u64,
                     overhead_us = overhead.as_micros() as u64, win, "move");
                 client.make_move(&id, &uci, None).await
             }),
@@ -309,7 +344,7 @@ impl Task {
         };
         warn!("move picker missed its deadline; playing a fallback move");
         if let Some(pick) = self.fallback_pick() {
-            self.post_move(pick, key, received, Duration::ZERO);
+            self.post_move(pick, key, received, Duration::ZERO, MoveSource::Fallback);
         }
     }
 
