@@ -4,7 +4,8 @@
 //! (which never import each other) ← `main`. [`config`] and [`fakelichess`] (the local
 //! lichess-compatible server used by `atomic-bot demo` and the tests) belong to the bot side.
 //! [`arena`] (the bot against any UCI engine on that server) and [`datagen`] (training
-//! positions from self-play) sit on top, beside `main`.
+//! positions from self-play) and [`train`] (the evaluation network's trainer) sit on top, beside
+//! `main`.
 
 pub mod arena;
 pub mod config;
@@ -16,4 +17,5 @@ pub mod lichess;
 pub mod metrics;
 pub mod search;
 pub mod telemetry;
+pub mod train;
 pub mod uci;

@@ -15,6 +15,7 @@ use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
+use atomic_bot::train;
 use atomic_bot::uci::{self, Output};
 
 #[derive(Parser)]
@@ -51,6 +52,8 @@ enum Mode {
     Arena(arena::ArenaArgs),
     /// Write training positions for the evaluation network from self-play at a fixed node budget
     Datagen(datagen::DatagenArgs),
+    /// Train the evaluation network on datagen's positions and write the quantised file
+    Train(train::TrainArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -88,6 +91,18 @@ fn main() -> ExitCode {
             return match datagen::run(&args, Some(std::time::Duration::from_secs(60))) {
                 Ok(summary) => {
                     println!("datagen: {summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Mode::Train(args) => {
+            return match train::run(&args) {
+                Ok(summary) => {
+                    println!("train: {summary}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -235,7 +235,7 @@ mod tests {
                 !best.is_capture(),
                 "positions whose best move captures are skipped"
             );
-            let result = i8::from(sample.result as u8) - 1;
+            let result = sample.result as i8 - 1;
             let mover = if pos.turn() == Color::White { 1 } else { -1 };
             assert_eq!(result, a.white * mover, "the result is the side to move's");
         }
