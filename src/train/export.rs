@@ -7,7 +7,8 @@
 
 use std::fmt;
 
-use super::data::{INPUTS, Inputs, bucket};
+use super::data::{Dataset, INPUTS, Inputs, bucket};
+use super::model::Scratch;
 use super::model::{Network, SCALE};
 
 /// The first eight bytes of a network file.
@@ -145,7 +146,9 @@ impl QuantNet {
         };
         expect("version", 0, &|v| v == VERSION)?;
         expect("inputs", 1, &|v| v == INPUTS as u32)?;
-        let hidden = expect("hidden", 2, &|v| v % 16 == 0 && (16..=2048).contains(&v))?;
+        let hidden = expect("hidden", 2, &|v| {
+            v.is_multiple_of(16) && (16..=2048).contains(&v)
+        })?;
         let buckets = expect("buckets", 3, &|v| (1..=16).contains(&v))?;
         expect("qa", 4, &|v| v == QA as u32)?;
         expect("qb", 5, &|v| v == QB as u32)?;
@@ -213,4 +216,22 @@ impl QuantNet {
         let out = i64::from(sum / QA) + i64::from(self.out_bias[b]);
         (out * SCALE as i64 / i64::from(QA * QB)) as i32
     }
+}
+
+/// Mean and largest |quantised − float · 400| in centipawns over the samples `which`: every
+/// network the trainer writes is checked this way on its validation positions.
+pub fn quantisation_error(net: &Network, data: &Dataset, which: &[u32]) -> (f64, f64) {
+    let q = QuantNet::parse(&to_bytes(net)).expect("a written network parses back");
+    let mut scratch = Scratch::new(net.hidden);
+    let (mut worst, mut sum) = (0.0f64, 0.0);
+    for &i in which {
+        let i = i as usize;
+        let inputs = data.inputs(i);
+        let b = bucket(data.pieces(i), net.buckets);
+        let float = f64::from(net.forward(&inputs, b, &mut scratch)) * f64::from(SCALE);
+        let err = (f64::from(q.eval(&inputs)) - float).abs();
+        worst = worst.max(err);
+        sum += err;
+    }
+    (sum / which.len().max(1) as f64, worst)
 }

@@ -47,7 +47,7 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 16384)]
     pub batch: usize,
     /// Learning rate at the start (cosine decay to 1 % of it by the end).
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, default_value_t = 0.003)]
     pub lr: f32,
     /// Weight of the game result in the target; the rest is the search score.
     #[arg(long, default_value_t = 0.4)]
@@ -96,7 +96,7 @@ impl TrainArgs {
     /// The training options, checked.
     pub fn options(&self) -> Result<Options, TrainError> {
         let usage = |why: String| Err(TrainError::Usage(why));
-        if self.hidden % 16 != 0 || !(16..=2048).contains(&self.hidden) {
+        if !self.hidden.is_multiple_of(16) || !(16..=2048).contains(&self.hidden) {
             return usage(format!(
                 "--hidden {} is not a multiple of 16 in 16..=2048",
                 self.hidden
@@ -111,8 +111,9 @@ impl TrainArgs {
         if !(0.0..=1.0).contains(&self.wdl) {
             return usage(format!("--wdl {} is not in 0..=1", self.wdl));
         }
-        if !(self.lr > 0.0 && self.lr.is_finite()) || !(self.power >= 1.0 && self.power.is_finite())
-        {
+        let sane =
+            self.lr > 0.0 && self.lr.is_finite() && self.power >= 1.0 && self.power.is_finite();
+        if !sane {
             return usage("--lr must be positive and --power at least 1".into());
         }
         let threads = self.threads.unwrap_or_else(|| {
@@ -132,6 +133,7 @@ impl TrainArgs {
             threads,
             seed: self.seed,
             val_every: 50,
+            val_block: 64,
         })
     }
 }
@@ -156,7 +158,12 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let start = Instant::now();
     let cap = args.max_samples.unwrap_or(usize::MAX);
     let (data, files) = Dataset::load(&args.data, cap).map_err(TrainError::Data)?;
-    let (train_set, val_set) = trainer::split(data.len(), opts.val_every);
+    // Blocks of 64 positions (about two games), smaller when the data is too small for them.
+    let opts = Options {
+        val_block: (data.len() / (opts.val_every * 8)).clamp(1, 64),
+        ..opts
+    };
+    let (train_set, val_set) = trainer::split(data.len(), opts.val_every, opts.val_block);
     if train_set.is_empty() || val_set.is_empty() {
         return Err(TrainError::Usage(format!(
             "{} positions are too few to hold out a validation set",
@@ -191,9 +198,13 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         std::fs::create_dir_all(dir).map_err(|e| TrainError::Write(dir.clone(), e))?;
     }
     let mut last_val = f64::NAN;
+    let mut best = (f64::INFINITY, 0);
     let mut checkpoint_error = None;
     let net = trainer::train(&data, &opts, |epoch, net| {
         last_val = epoch.val_loss;
+        if epoch.val_loss < best.0 {
+            best = (epoch.val_loss, epoch.number);
+        }
         println!(
             "epoch {:>3}/{}: train loss {:.6}, validation loss {:.6}, {:.0} samples/s, lr {:.2e}, elapsed {:.1} s",
             epoch.number,
@@ -213,10 +224,25 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         }
     });
     let (size, hash) = write_net(&net, &args.out)?;
+    let (mean, worst) = export::quantisation_error(&net, &data, &val_set);
+    println!(
+        "train: quantised vs float on the {} validation positions: mean {mean:.2} cp, max {worst:.2} cp",
+        val_set.len()
+    );
     println!(
         "train: wrote {} ({size} bytes, hash {hash:016x}) in {:.1} s",
         args.out.display(),
         start.elapsed().as_secs_f64()
+    );
+    println!(
+        "train: lowest validation loss {:.6} after epoch {}{}",
+        best.0,
+        best.1,
+        if args.checkpoint.is_some() {
+            format!(" (checkpoint epoch-{}.nnue)", best.1)
+        } else {
+            String::new()
+        }
     );
     if let Some(e) = checkpoint_error {
         eprintln!("train: warning: a checkpoint could not be written ({e})");

@@ -70,6 +70,7 @@ fn small_options() -> Options {
         threads: 1,
         seed: 7,
         val_every: 10,
+        val_block: 1,
     }
 }
 
@@ -112,6 +113,18 @@ fn inputs_follow_the_documented_indexing_and_perspectives_mirror() {
         assert_eq!(us.len(), them.len());
         assert!(us.iter().zip(&them).all(|(&u, &t)| flip(u) == t));
     }
+}
+
+#[test]
+fn validation_holds_out_whole_blocks() {
+    let (train_set, val) = split(1000, 5, 10);
+    assert_eq!(val.len(), 200);
+    assert_eq!(train_set.len(), 800);
+    assert_eq!(
+        &val[..12],
+        &[40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 90, 91]
+    );
+    assert!(train_set.iter().all(|i| !val.contains(i)));
 }
 
 #[test]
@@ -166,7 +179,7 @@ fn the_gradient_matches_finite_differences() {
 fn the_loss_falls_on_a_small_dataset_and_beats_the_mean() {
     let data = dataset(500, 1);
     let opts = small_options();
-    let (train_set, val) = split(data.len(), opts.val_every);
+    let (train_set, val) = split(data.len(), opts.val_every, opts.val_block);
     let baseline = trainer::baseline_loss(&data, &train_set, &val, &opts);
     let mut epochs = Vec::new();
     let net = train(&data, &opts, |e, _| epochs.push(*e));
@@ -209,29 +222,12 @@ fn training_is_deterministic_for_a_seed_on_one_thread() {
         },
         |_, _| {},
     );
-    let (_, val) = split(data.len(), opts.val_every);
+    let (_, val) = split(data.len(), opts.val_every, opts.val_block);
     let (la, l2) = (
         mean_loss(&a, &data, &val, &opts),
         mean_loss(&two, &data, &val, &opts),
     );
     assert!((la - l2).abs() < 1e-3 * la.max(1e-3), "{la} vs {l2}");
-}
-
-/// Largest and mean |quantised − float · 400| in centipawns over the samples.
-fn quantisation_error(net: &Network, data: &Dataset) -> (f64, f64) {
-    let q = QuantNet::parse(&export::to_bytes(net)).expect("parses");
-    let mut scratch = Scratch::new(net.hidden);
-    let (mut worst, mut sum) = (0.0f64, 0.0);
-    for i in 0..data.len() {
-        let inputs = data.inputs(i);
-        let float =
-            f64::from(net.forward(&inputs, bucket(data.pieces(i), net.buckets), &mut scratch))
-                * 400.0;
-        let err = (f64::from(q.eval(&inputs)) - float).abs();
-        worst = worst.max(err);
-        sum += err;
-    }
-    (worst, sum / data.len() as f64)
 }
 
 #[test]
@@ -246,7 +242,8 @@ fn quantised_and_float_evaluations_agree_for_random_and_trained_networks() {
     };
     let trained = train(&data, &opts, |_, _| {});
     for (name, net) in [("random", &random), ("trained", &trained)] {
-        let (worst, mean) = quantisation_error(net, &data);
+        let all: Vec<u32> = (0..data.len() as u32).collect();
+        let (mean, worst) = export::quantisation_error(net, &data, &all);
         println!("{name}: max {worst:.2} cp, mean {mean:.2} cp");
         assert!(
             worst <= 30.0 && mean <= 8.0,

@@ -34,8 +34,11 @@ pub struct Options {
     pub threads: usize,
     /// Seed of the initial weights and the shuffles.
     pub seed: u64,
-    /// Every this many samples one is held out for validation.
+    /// One block of every this many is held out for validation.
     pub val_every: usize,
+    /// Consecutive samples per block: positions of one game lie side by side in the files and
+    /// are alike, so holding out whole blocks (64 ≈ two games) keeps the validation loss honest.
+    pub val_block: usize,
 }
 
 impl Default for Options {
@@ -45,12 +48,13 @@ impl Default for Options {
             buckets: 8,
             epochs: 10,
             batch: 16384,
-            lr: 0.001,
+            lr: 0.003,
             wdl: 0.4,
             power: 2.0,
             threads: 1,
             seed: 1,
             val_every: 50,
+            val_block: 64,
         }
     }
 }
@@ -72,11 +76,11 @@ pub struct Epoch {
     pub lr: f32,
 }
 
-/// The held-out and training sample numbers: sample `i` is held out when
-/// `i % val_every == val_every − 1`.
-pub fn split(len: usize, val_every: usize) -> (Vec<u32>, Vec<u32>) {
-    let every = val_every.max(2);
-    (0..len as u32).partition(|&i| (i as usize) % every != every - 1)
+/// The training and held-out sample numbers: sample `i` is held out when
+/// `(i / val_block) % val_every == val_every − 1`.
+pub fn split(len: usize, val_every: usize, val_block: usize) -> (Vec<u32>, Vec<u32>) {
+    let (every, block) = (val_every.max(2), val_block.max(1));
+    (0..len as u32).partition(|&i| (i as usize / block) % every != every - 1)
 }
 
 /// The loss of one prediction and its derivative with respect to the raw output.
@@ -171,7 +175,7 @@ pub fn train(
     mut on_epoch: impl FnMut(&Epoch, &Network),
 ) -> Network {
     let mut net = Network::random(opts.hidden, opts.buckets, opts.seed);
-    let (mut train, val) = split(data.len(), opts.val_every);
+    let (mut train, val) = split(data.len(), opts.val_every, opts.val_block);
     let threads = opts.threads.max(1);
     let batch = opts.batch.max(1);
     let mut adam = AdamW::new(net.params.len());
