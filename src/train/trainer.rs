@@ -238,3 +238,26 @@ pub fn train(
     }
     net
 }
+
+#[cfg(test)]
+mod tests {
+    use super::loss_and_grad;
+
+    #[test]
+    fn the_loss_derivative_matches_finite_differences() {
+        for power in [2.0f32, 2.6] {
+            for (out, target) in [(0.3f32, 0.9f32), (-1.2, 0.1), (2.0, 0.2), (0.0, 0.5001)] {
+                let eps = 1e-3;
+                let up = f64::from(loss_and_grad(out + eps, target, power).0);
+                let down = f64::from(loss_and_grad(out - eps, target, power).0);
+                let numeric = (up - down) / (2.0 * f64::from(eps));
+                let analytic = f64::from(loss_and_grad(out, target, power).1);
+                assert!(
+                    (numeric - analytic).abs() <= 1e-4 + 0.01 * numeric.abs(),
+                    "power {power}, out {out}, target {target}: {analytic} vs {numeric}"
+                );
+            }
+        }
+        assert!(loss_and_grad(0.0, 0.5, 2.0).0.abs() < 1e-12);
+    }
+}
