@@ -212,16 +212,16 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
-/// The file names, for the summary.
+/// The file names for the summary: all of them when few, else the first and the last.
 pub fn describe(files: &[PathBuf]) -> String {
-    files
-        .iter()
-        .map(|p| {
-            Path::new(p).file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let name = |p: &PathBuf| {
+        Path::new(p).file_name().map_or_else(
+            || p.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    };
+    match files {
+        [first, _, _, _, .., last] => format!("{} … {}", name(first), name(last)),
+        _ => files.iter().map(name).collect::<Vec<_>>().join(" "),
+    }
 }

@@ -416,6 +416,15 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
 }
 
 #[test]
+fn the_summary_names_few_files_and_abbreviates_many() {
+    let files: Vec<PathBuf> = (0..5)
+        .map(|k| PathBuf::from(format!("/d/c{k}.bin")))
+        .collect();
+    assert_eq!(super::data::describe(&files[..3]), "c0.bin c1.bin c2.bin");
+    assert_eq!(super::data::describe(&files), "c0.bin … c4.bin");
+}
+
+#[test]
 fn targets_blend_result_and_score() {
     let data = dataset(300, 6);
     let mut seen_nonzero = false;
