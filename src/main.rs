@@ -16,6 +16,7 @@ use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
+use atomic_bot::train;
 use atomic_bot::uci::{self, Output};
 
 #[derive(Parser)]
@@ -55,6 +56,8 @@ enum Mode {
     /// Search the 16 vchess Balanced starts (one pawn removed, Black moves first) and print them
     /// ranked for White, who chooses the removal.
     Balanced(balanced::cli::BalancedArgs),
+    /// Train the evaluation network on datagen's positions and write the quantised file.
+    Train(train::TrainArgs),
     /// Upgrade the lichess account to a BOT account (irreversible; needs --confirm).
     Upgrade(app::UpgradeArgs),
     /// Validate a configuration file and print the effective configuration (token redacted).
@@ -102,6 +105,18 @@ fn main() -> ExitCode {
             };
         }
         Mode::Balanced(args) => return balanced::cli::run(&args),
+        Mode::Train(args) => {
+            return match train::run(&args) {
+                Ok(summary) => {
+                    println!("train: {summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Mode::Upgrade(args) => return app::upgrade(args),
         Mode::FakeLichess(args) => {
             fake_lichess::log_requests();
