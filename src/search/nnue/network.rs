@@ -207,7 +207,8 @@ impl Network {
         .expect("a valid random network")
     }
 
-    /// The same network running the portable scalar kernels (to compare with SIMD).
+    /// The same network running `kernel` (the scalar kernels where this machine lacks it):
+    /// to compare the kernels' results.
     pub fn with_kernel(mut self, kernel: Kernel) -> Network {
         self.kernel = kernel.or_supported();
         self

@@ -7,6 +7,10 @@
 //! atomic capture removes up to nine units; castling, promotion and en passant are a few
 //! changes each; no move is special-cased), or from scratch when that is cheaper.
 //!
+//! A new line ([`Stack::reset`]) keeps the last line's root accumulator below its own root
+//! (entry 0): the MCTS starts a line at every leaf, and consecutive leaves usually differ by a
+//! few pieces, so a leaf's accumulator is an update of the previous one rather than a refresh.
+//!
 //! Correctness does not rest on the pushes and pops matching the search: the evaluation
 //! checks the top entry's board against the position it is asked about and starts that
 //! entry afresh if they differ. Nothing here allocates after [`Stack::new`].
@@ -22,6 +26,8 @@ use super::network::Network;
 /// Entries of a stack: the deepest alpha-beta line (128 plies) plus a quiescence search (up to
 /// 32 plies), with room to spare. Deeper pushes share the last entry.
 pub const CAPACITY: usize = 192;
+/// The entry of a line's root; the one below keeps the previous line's root.
+const ROOT: usize = 1;
 
 struct Entry {
     board: Board,
@@ -55,7 +61,7 @@ impl Stack {
         Stack {
             net,
             entries,
-            top: 0,
+            top: ROOT,
             overflow: 0,
             removed: Pieces::new(),
             added: Pieces::new(),
@@ -67,11 +73,15 @@ impl Stack {
         &self.net
     }
 
-    /// Starts a new line at `root` (its accumulator computed when first needed).
+    /// Starts a new line at `root` (its accumulator computed when first needed, from the last
+    /// line's root if that is cheaper).
     pub fn reset(&mut self, root: &Board) {
-        self.top = 0;
+        if self.entries[ROOT].computed {
+            self.entries.swap(ROOT - 1, ROOT);
+        }
+        self.top = ROOT;
         self.overflow = 0;
-        let e = &mut self.entries[0];
+        let e = &mut self.entries[ROOT];
         e.board = *root;
         e.computed = false;
     }
@@ -96,8 +106,8 @@ impl Stack {
             // The shared last entry holds a deeper board now: the next evaluation starts it
             // afresh (its board will not match).
             self.overflow -= 1;
-        } else {
-            self.top = self.top.saturating_sub(1);
+        } else if self.top > ROOT {
+            self.top -= 1;
         }
     }
 

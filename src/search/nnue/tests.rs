@@ -311,3 +311,35 @@ fn the_evaluation_follows_the_documented_integer_formula() {
     assert_eq!(eight.bucket(32), 7);
     assert_eq!(eight.bucket(40), 7);
 }
+
+#[test]
+fn lines_started_at_unrelated_leaves_update_from_the_last_root_correctly() {
+    // The MCTS's use: a new line at every leaf, the leaves from different games and depths.
+    let net = Arc::new(Network::random(32, 2, 12));
+    let mut stack = Stack::new(Arc::clone(&net));
+    let mut rng = 99;
+    let mut leaves = Vec::new();
+    for _ in 0..10 {
+        let mut pos = Position::startpos();
+        for _ in 0..80 {
+            let Some(m) = random_move(&pos, &mut rng) else {
+                break;
+            };
+            pos.play_unchecked(m);
+            leaves.push(pos);
+        }
+    }
+    for i in 0..leaves.len() {
+        // Near neighbours and far jumps alike.
+        let leaf = leaves[(i * 7919 + next(&mut rng) as usize % 3) % leaves.len()];
+        stack.reset(leaf.board());
+        assert_eq!(*stack.accumulator(leaf.board()), refreshed(&net, &leaf));
+        if let Some(m) = random_move(&leaf, &mut rng) {
+            let mut child = leaf;
+            child.play_unchecked(m);
+            stack.push(child.board());
+            assert_eq!(*stack.accumulator(child.board()), refreshed(&net, &child));
+        }
+    }
+    assert!(leaves.len() > 300);
+}
