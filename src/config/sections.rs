@@ -216,6 +216,9 @@ pub struct SearchSettings {
     pub hash_mb: u64,
     /// Total search threads, divided among the running games.
     pub threads: u32,
+    /// A network file to evaluate with (format in `search::nnue::format`), loaded once at
+    /// start-up and shared by every game; absent: the linear evaluation.
+    pub eval_file: Option<PathBuf>,
 }
 
 impl Default for SearchSettings {
@@ -224,6 +227,7 @@ impl Default for SearchSettings {
             engine: Engine::Alphabeta,
             hash_mb: 128,
             threads: 1,
+            eval_file: None,
         }
     }
 }
