@@ -15,7 +15,7 @@ use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
-use atomic_bot::search::nnue::Network;
+use atomic_bot::search::nnue::{Kernel, Network};
 use atomic_bot::uci::{self, Output};
 
 #[derive(Parser)]
@@ -46,6 +46,10 @@ enum Mode {
         /// which SIMD kernels ran.
         #[arg(long, env = "ATOMIC_BOT_EVAL_FILE")]
         eval_file: Option<PathBuf>,
+        /// With --eval-file: run the portable scalar kernels, not the SIMD ones this machine
+        /// has (to measure what SIMD gains; both compute the same integers).
+        #[arg(long, requires = "eval_file")]
+        scalar: bool,
     },
     /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
     Lichess(app::LichessArgs),
@@ -85,11 +89,19 @@ fn main() -> ExitCode {
             playouts,
             threads,
             eval_file,
+            scalar,
         } => {
             let mut config = SearchConfig::default();
             if let Some(path) = eval_file {
                 match Network::load(&path) {
-                    Ok(network) => config.network = Some(Arc::new(network)),
+                    Ok(network) => {
+                        let network = if scalar {
+                            network.with_kernel(Kernel::Scalar)
+                        } else {
+                            network
+                        };
+                        config.network = Some(Arc::new(network));
+                    }
                     Err(e) => {
                         eprintln!("atomic-bot: --eval-file: {e}");
                         return ExitCode::from(2);
