@@ -1,7 +1,8 @@
 //! The static evaluation (the fitted linear model of [`super::features`] with the weights of
 //! [`super::eval_weights`], or a network of [`super::nnue`] through an [`Evaluator`]), its
-//! conversion to win probabilities, and the leaf quiescence search both engines stand on. The atomic tactics it uses ([`super::blast`]) are re-exported
-//! here, where the engines and tools have always found them.
+//! conversion to win probabilities, and the leaf quiescence search both engines stand on. The
+//! atomic tactics it uses ([`super::blast`]) are re-exported here, where the engines and tools
+//! have always found them.
 
 use std::sync::Arc;
 

@@ -343,3 +343,60 @@ fn lines_started_at_unrelated_leaves_update_from_the_last_root_correctly() {
     }
     assert!(leaves.len() > 300);
 }
+
+/// The trainer's float model, from the network's integers: accumulators `bias/qa + Σ w/qa`,
+/// activations `clamp(x, 0, 1)²`, output `(Σ v·w/qb + bias/(qa·qb)) · scale`.
+fn float_model(net: &Network, pos: &Position) -> f64 {
+    let q = net.to_quantised();
+    let (qa, qb, h) = (f64::from(q.qa), f64::from(q.qb), q.hidden);
+    let side = |perspective: Color| -> Vec<f64> {
+        let mut acc: Vec<f64> = q.ft_bias.iter().map(|&b| f64::from(b) / qa).collect();
+        for color in Color::ALL {
+            for role in atomic_chess::Role::ALL {
+                for sq in pos.board().by_color(color) & pos.board().by_role(role) {
+                    let f = super::features::index(perspective, color, role, sq);
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a += f64::from(q.ft_weights[f * h + i]) / qa;
+                    }
+                }
+            }
+        }
+        acc.iter().map(|x| x.clamp(0.0, 1.0).powi(2)).collect()
+    };
+    let bucket = net.bucket(pos.board().occupied().count());
+    let w = &q.out_weights[bucket * 2 * h..(bucket + 1) * 2 * h];
+    let v: Vec<f64> = side(pos.turn())
+        .into_iter()
+        .chain(side(pos.turn().other()))
+        .collect();
+    let dot: f64 = v.iter().zip(w).map(|(v, &w)| v * f64::from(w) / qb).sum();
+    (dot + f64::from(q.out_bias[bucket]) / (qa * qb)) * f64::from(q.scale)
+}
+
+#[test]
+fn the_quantised_evaluation_is_within_about_a_centipawn_of_the_float_model() {
+    let net = Arc::new(Network::random(64, 4, 31));
+    let mut stack = Stack::new(Arc::clone(&net));
+    let mut rng = 5;
+    let mut worst = 0.0f64;
+    for _ in 0..10 {
+        let mut pos = Position::startpos();
+        stack.reset(pos.board());
+        for _ in 0..40 {
+            let Some(m) = random_move(&pos, &mut rng) else {
+                break;
+            };
+            pos.play_unchecked(m);
+            stack.push(pos.board());
+            let diff = (f64::from(stack.evaluate(&pos)) - float_model(&net, &pos)).abs();
+            worst = worst.max(diff);
+        }
+    }
+    // Two truncating divisions: the sum's by qa loses under one unit of the output layer
+    // (scale / (qa·qb) = 0.025 cp), the last one under a centipawn.
+    assert!(
+        worst < 1.0 + 400.0 / (255.0 * 64.0),
+        "{worst} cp from the float model"
+    );
+    assert!(worst > 0.0, "the comparison compared nothing");
+}
