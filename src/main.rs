@@ -6,6 +6,7 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -16,6 +17,7 @@ use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
+use atomic_bot::search::nnue::{Kernel, Network};
 use atomic_bot::train;
 use atomic_bot::uci::{self, Output};
 
@@ -43,6 +45,14 @@ enum Mode {
         /// for alpha-beta, the time to depth with helper threads).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Evaluate with this network file (NNUE) instead of the linear evaluation; prints
+        /// which SIMD kernels ran.
+        #[arg(long, env = "ATOMIC_BOT_EVAL_FILE")]
+        eval_file: Option<PathBuf>,
+        /// With --eval-file: run the portable scalar kernels, not the SIMD ones this machine
+        /// has (to measure what SIMD gains; both compute the same integers).
+        #[arg(long, requires = "eval_file")]
+        scalar: bool,
     },
     /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
     Lichess(app::LichessArgs),
@@ -85,8 +95,30 @@ fn main() -> ExitCode {
     let stdout = || Output::new(Box::new(std::io::stdout()));
     match cli.command.unwrap_or(Mode::Uci) {
         Mode::Uci => uci::run(BufReader::new(std::io::stdin()), stdout()),
-        Mode::Bench { playouts, threads } => {
-            uci::bench::run(&stdout(), &SearchConfig::default(), playouts, threads);
+        Mode::Bench {
+            playouts,
+            threads,
+            eval_file,
+            scalar,
+        } => {
+            let mut config = SearchConfig::default();
+            if let Some(path) = eval_file {
+                match Network::load(&path) {
+                    Ok(network) => {
+                        let network = if scalar {
+                            network.with_kernel(Kernel::Scalar)
+                        } else {
+                            network
+                        };
+                        config.network = Some(Arc::new(network));
+                    }
+                    Err(e) => {
+                        eprintln!("atomic-bot: --eval-file: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            uci::bench::run(&stdout(), &config, playouts, threads);
         }
         Mode::Lichess(args) => return app::lichess(args),
         Mode::Demo(args) if args.balanced.is_some() => return balanced::cli::demo(args),

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use atomic_bot::config::{Engine, Settings};
+use atomic_bot::config::Settings;
 use atomic_bot::fakelichess::{ChallengeSpec, FakeLichess};
 use atomic_bot::lichess::client::{Endpoint, LichessClient};
 use atomic_bot::lichess::online::{MoveSource, OnlineSources};
@@ -384,7 +384,9 @@ async fn a_game_with_the_book_then_the_tablebase() {
     let mut s = settings(&fake.url());
     online(&mut s, &fake.url());
     s.chat.cooldown_s = 0;
-    let bot = start_bot_with(s, atomic_bot::lichess::app::pickers(Engine::Alphabeta));
+    let search = s.search.clone();
+    let pickers = atomic_bot::lichess::app::pickers(&search).expect("no network file to load");
+    let bot = start_bot_with(s, pickers);
     wait_connected(&fake, 1).await;
     // 7 units: cxd5 takes the knight for a pawn and leaves 5.
     let fen = "7k/1p4p1/8/3n4/2P5/8/P7/K7 w - - 0 1";

@@ -296,8 +296,8 @@ pub async fn run_arena(
     // to stay open.
     let (reports_tx, mut reports_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move { while reports_rx.recv().await.is_some() {} });
-    let bot = Supervisor::new(settings.clone(), client, pickers(settings.search.engine))
-        .with_reports(reports_tx);
+    let bot_pickers = pickers(&settings.search).map_err(|e| ArenaError::Bot(e.to_string()))?;
+    let bot = Supervisor::new(settings.clone(), client, bot_pickers).with_reports(reports_tx);
     let turn_metrics = bot.metrics();
     let bot_stop = CancellationToken::new();
     let bot_task = tokio::spawn(bot.run(bot_stop.clone()));

@@ -350,6 +350,12 @@ mod tests {
     }
 
     #[test]
+    fn the_search_section_takes_an_eval_file() {
+        let s = load(Some("[search]\neval_file = \"nets/a.nnue\"\n"), &[]).unwrap();
+        assert_eq!(s.search.eval_file, Some(PathBuf::from("nets/a.nnue")));
+    }
+
+    #[test]
     fn env_overrides_file() {
         let s = load(
             Some("[challenge]\nmax_games = 2\n"),

@@ -219,6 +219,9 @@ pub struct SearchSettings {
     /// Total search threads, shared by the running games: `"auto"` (the default) = every
     /// core the process may use ([`super::threads`]), or a number.
     pub threads: Threads,
+    /// A network file to evaluate with (format in `search::nnue::format`), loaded once at
+    /// start-up and shared by every game; absent: the linear evaluation.
+    pub eval_file: Option<PathBuf>,
 }
 
 impl Default for SearchSettings {
@@ -227,6 +230,7 @@ impl Default for SearchSettings {
             engine: Engine::Alphabeta,
             hash_mb: 128,
             threads: Threads::Auto,
+            eval_file: None,
         }
     }
 }

@@ -12,13 +12,14 @@ use secrecy::SecretString;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigSource, Engine, LogFormat, Settings, TimeControl};
+use crate::config::{ConfigSource, Engine, LogFormat, SearchSettings, Settings, TimeControl};
 use crate::fakelichess::{FakeAccount, FakeConfig, FakeLichess};
 use crate::lichess::client::LichessClient;
 use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use crate::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
 use crate::lichess::supervisor::{BotError, Supervisor, shutdown_signal};
 use crate::search::Algorithm;
+use crate::search::nnue::{Network, NetworkError};
 
 /// `atomic-bot lichess`.
 #[derive(Clone, Debug, clap::Args)]
@@ -181,6 +182,13 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
         Ok(ready) => ready,
         Err(c) => return c,
     };
+    let pickers = match pickers(&settings.search) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("atomic-bot: configuration error: `search.eval_file`: {e}");
+            return ExitCode::from(2);
+        }
+    };
     rt.block_on(async move {
         let shutdown = CancellationToken::new();
         if settings.metrics.enabled {
@@ -208,8 +216,7 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
             }
         }
         tokio::spawn(shutdown_signal(shutdown.clone()));
-        let engine = settings.search.engine;
-        let bot = Supervisor::new(Arc::new(settings), client, pickers(engine));
+        let bot = Supervisor::new(Arc::new(settings), client, pickers);
         match bot.run(shutdown).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -221,13 +228,18 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
     })
 }
 
-/// The move pickers the bot plays with (`search.engine`).
-pub fn pickers(engine: Engine) -> Arc<dyn PickerFactory> {
-    match engine {
-        Engine::Alphabeta => Arc::new(SearcherFactory::new(Algorithm::AlphaBeta)),
-        Engine::Mcts => Arc::new(SearcherFactory::new(Algorithm::Mcts)),
+/// The move pickers the bot plays with (`search.engine`), evaluating with the network of
+/// `search.eval_file` when one is set: loaded here, once, and shared by every game.
+pub fn pickers(search: &SearchSettings) -> Result<Arc<dyn PickerFactory>, NetworkError> {
+    let network = match &search.eval_file {
+        Some(path) => Some(Arc::new(Network::load(path)?)),
+        None => None,
+    };
+    Ok(match search.engine {
+        Engine::Alphabeta => Arc::new(SearcherFactory::new(Algorithm::AlphaBeta, network)),
+        Engine::Mcts => Arc::new(SearcherFactory::new(Algorithm::Mcts, network)),
         Engine::Simple => Arc::new(SimplePickerFactory::default()),
-    }
+    })
 }
 
 /// Upgrades the account to a bot account (only with `--confirm`).
@@ -310,8 +322,8 @@ pub async fn run_demo(
     let client = LichessClient::new(&settings.lichess, SecretString::from(bot_token))
         .map_err(|e| e.to_string())?;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let bot =
-        Supervisor::new(settings.clone(), client, pickers(settings.search.engine)).with_reports(tx);
+    let bot_pickers = pickers(&settings.search).map_err(|e| e.to_string())?;
+    let bot = Supervisor::new(settings.clone(), client, bot_pickers).with_reports(tx);
     let bot_stop = CancellationToken::new();
     let bot_task = tokio::spawn(bot.run(bot_stop.clone()));
 
@@ -329,6 +341,11 @@ pub async fn run_demo(
     // One thread, as before `search.threads` meant every core: the opponent need not be strong,
     // and two searches on every core would fight over them.
     opp_settings.search.threads = crate::config::Threads::Count(1);
+    let opp_search = SearchSettings {
+        engine,
+        ..opp_settings.search.clone()
+    };
+    let opp_pickers = pickers(&opp_search).map_err(|e| e.to_string())?;
     let opp_client = LichessClient::new(&opp_settings.lichess, SecretString::from(opp_token))
         .map_err(|e| e.to_string())?;
     let opp_account = opp_client.account().await.map_err(|e| e.to_string())?;
@@ -371,7 +388,7 @@ pub async fn run_demo(
         client: opp_client,
         settings: Arc::new(opp_settings),
         me: Arc::new(opp_account),
-        pickers: pickers(engine),
+        pickers: opp_pickers,
         running: Arc::new(AtomicUsize::new(1)),
         metrics: Arc::new(Metrics::default()),
     };
@@ -434,4 +451,27 @@ pub fn demo(args: DemoArgs, start_fen: Option<String>) -> ExitCode {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pickers_load_the_eval_file_once_and_a_bad_one_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let good = dir.path().join("net.nnue");
+        std::fs::write(&good, Network::random(16, 1, 1).to_bytes()).expect("written");
+        let mut search = SearchSettings {
+            eval_file: Some(good),
+            ..SearchSettings::default()
+        };
+        assert!(pickers(&search).is_ok());
+        let bad = dir.path().join("truncated.nnue");
+        std::fs::write(&bad, &Network::random(16, 1, 1).to_bytes()[..100]).expect("written");
+        search.eval_file = Some(bad);
+        let e = pickers(&search).err().expect("refused");
+        assert_eq!(e.field, "length");
+        assert!(e.to_string().contains("truncated.nnue"), "{e}");
+    }
 }

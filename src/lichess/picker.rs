@@ -272,14 +272,20 @@ fn eval_report(result: &search::SearchResult) -> crate::lichess::chat_commands::
 pub struct SearcherFactory {
     games: std::sync::atomic::AtomicU64,
     algorithm: search::Algorithm,
+    /// The network every game's searcher evaluates with (one copy, shared).
+    network: Option<std::sync::Arc<search::nnue::Network>>,
 }
 
 impl SearcherFactory {
-    /// A factory of searchers running `algorithm`.
-    pub fn new(algorithm: search::Algorithm) -> Self {
+    /// A factory of searchers running `algorithm`, evaluating with `network` (or linearly).
+    pub fn new(
+        algorithm: search::Algorithm,
+        network: Option<std::sync::Arc<search::nnue::Network>>,
+    ) -> Self {
         SearcherFactory {
             games: std::sync::atomic::AtomicU64::new(0),
             algorithm,
+            network,
         }
     }
 }
@@ -294,6 +300,7 @@ impl PickerFactory for SearcherFactory {
             threads: 1,
             seed,
             randomize: true,
+            network: self.network.clone(),
             ..SearchConfig::default()
         }))
     }

@@ -2,11 +2,13 @@
 //! them through: the configuration, the limits, the progress reports and the one result type
 //! (with its one assembly), the proven results and the counters.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use atomic_chess::{Game, Move};
 
+use super::nnue::Network;
 use super::params::SearchParams;
 
 /// Which search a `Searcher` runs.
@@ -61,6 +63,21 @@ pub struct SearchConfig {
     pub randomize: bool,
     /// Tunable parameters.
     pub params: SearchParams,
+    /// The network that evaluates (UCI `EvalFile`, `search.eval_file`), shared by every
+    /// thread and game; `None`: the linear evaluation.
+    pub network: Option<Arc<Network>>,
+}
+
+impl SearchConfig {
+    /// Whether `self` and `other` evaluate with the same network (the same loaded one), or
+    /// both linearly.
+    pub fn same_evaluation(&self, other: &SearchConfig) -> bool {
+        match (&self.network, &other.network) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
 }
 
 impl Default for SearchConfig {
@@ -72,6 +89,7 @@ impl Default for SearchConfig {
             seed: 0,
             randomize: false,
             params: SearchParams::default(),
+            network: None,
         }
     }
 }

@@ -1,12 +1,16 @@
 //! The static evaluation (the fitted linear model of [`super::features`] with the weights of
-//! [`super::eval_weights`]), its conversion to win probabilities, and the leaf quiescence
-//! search both engines stand on. The atomic tactics it uses ([`super::blast`]) are re-exported
-//! here, where the engines and tools have always found them.
+//! [`super::eval_weights`], or a network of [`super::nnue`] through an [`Evaluator`]), its
+//! conversion to win probabilities, and the leaf quiescence search both engines stand on. The
+//! atomic tactics it uses ([`super::blast`]) are re-exported here, where the engines and tools
+//! have always found them.
+
+use std::sync::Arc;
 
 use atomic_chess::{Color, Move, MoveList, Position, Role};
 
 use super::eval_weights::WEIGHTS;
 use super::features;
+use super::nnue::{Network, Stack};
 use super::params::SearchParams;
 
 pub use super::blast::{
@@ -45,6 +49,80 @@ pub fn lone_unit_draw(pos: &Position) -> bool {
     board.occupied().count() == 3
         && board.king_of(Color::White).is_some()
         && board.king_of(Color::Black).is_some()
+}
+
+/// The static evaluation one search thread uses: the linear model ([`static_eval`]), or a
+/// network with this thread's accumulator stack. The search tells it when it enters and leaves
+/// a child ([`Evaluator::push`], [`Evaluator::pop`]) so a network's accumulators follow the
+/// line incrementally; for the linear model those calls do nothing.
+///
+/// Either way the lone-unit draw ([`lone_unit_draw`]) comes first, and a network's value is
+/// kept inside the window of ordinary scores (never mistaken for a mate).
+#[derive(Default)]
+pub enum Evaluator {
+    /// The fitted linear model.
+    #[default]
+    Linear,
+    /// A network, with the thread's own accumulators (boxed: the stack is large).
+    Network(Box<Stack>),
+}
+
+impl Evaluator {
+    /// The evaluation of `network`, or the linear one without.
+    pub fn new(network: Option<&Arc<Network>>) -> Evaluator {
+        network.map_or(Evaluator::Linear, |net| {
+            Evaluator::Network(Box::new(Stack::new(Arc::clone(net))))
+        })
+    }
+
+    /// Whether this evaluates with `network` (the same one, not a copy), or linearly for none.
+    pub fn is_for(&self, network: Option<&Arc<Network>>) -> bool {
+        match (self, network) {
+            (Evaluator::Linear, None) => true,
+            (Evaluator::Network(stack), Some(net)) => Arc::ptr_eq(stack.network(), net),
+            _ => false,
+        }
+    }
+
+    /// The evaluation in centipawns of `pos`, the current position of the line, from the side
+    /// to move's point of view.
+    #[inline]
+    pub fn evaluate(&mut self, pos: &Position) -> i32 {
+        match self {
+            Evaluator::Linear => static_eval(pos),
+            Evaluator::Network(stack) => {
+                if lone_unit_draw(pos) {
+                    0
+                } else {
+                    stack.evaluate(pos).clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+                }
+            }
+        }
+    }
+
+    /// Starts a line at `root`.
+    #[inline]
+    pub fn reset(&mut self, root: &Position) {
+        if let Evaluator::Network(stack) = self {
+            stack.reset(root.board());
+        }
+    }
+
+    /// Enters `child`, a position reached from the current one.
+    #[inline(always)]
+    pub fn push(&mut self, child: &Position) {
+        if let Evaluator::Network(stack) = self {
+            stack.push(child.board());
+        }
+    }
+
+    /// Goes back to the parent of the current position.
+    #[inline(always)]
+    pub fn pop(&mut self) {
+        if let Evaluator::Network(stack) = self {
+            stack.pop();
+        }
+    }
 }
 
 /// [`WEIGHTS`] packed for the fast evaluation (the same values).
@@ -103,8 +181,47 @@ impl QValue for i32 {
     }
 }
 
+/// How a quiescence search values the positions it stands pat in, and what it tells the
+/// evaluation as it enters and leaves children (a network's accumulators follow the line).
+/// Closures `Fn(&Position, ply) -> V` are leaves that need no telling.
+pub trait Leaves<V> {
+    /// The value of `pos`, `ply` plies from the search's root, as it stands.
+    fn leaf(&mut self, pos: &Position, ply: u32) -> V;
+    /// The search enters `child`.
+    #[inline(always)]
+    fn enter(&mut self, _child: &Position) {}
+    /// The search leaves the child it entered last.
+    #[inline(always)]
+    fn leave(&mut self) {}
+}
+
+impl<V, F: Fn(&Position, u32) -> V> Leaves<V> for F {
+    #[inline(always)]
+    fn leaf(&mut self, pos: &Position, ply: u32) -> V {
+        self(pos, ply)
+    }
+}
+
+impl Leaves<i32> for Evaluator {
+    #[inline(always)]
+    fn leaf(&mut self, pos: &Position, _ply: u32) -> i32 {
+        self.evaluate(pos)
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, child: &Position) {
+        self.push(child);
+    }
+
+    #[inline(always)]
+    fn leave(&mut self) {
+        self.pop();
+    }
+}
+
 /// Quiescence search of a leaf whose legal moves are already known: captures with a
-/// non-negative blast balance (all moves when in check), stand pat otherwise.
+/// non-negative blast balance (all moves when in check), stand pat otherwise, on the linear
+/// evaluation.
 pub fn qsearch_root(
     pos: &Position,
     moves: &MoveList,
@@ -120,6 +237,31 @@ pub fn qsearch_root(
     )
 }
 
+/// [`qsearch_root`] on `evaluator`'s evaluation (which it starts at `pos`).
+pub fn qsearch_root_with(
+    pos: &Position,
+    moves: &MoveList,
+    params: &SearchParams,
+    stats: &mut QStats,
+    evaluator: &mut Evaluator,
+) -> i32 {
+    if let Evaluator::Linear = evaluator {
+        return qsearch_root(pos, moves, params, stats);
+    }
+    evaluator.reset(pos);
+    qsearch_moves(
+        pos,
+        moves.as_slice(),
+        pos.is_check(),
+        -MATE,
+        MATE,
+        params.qsearch_depth,
+        0,
+        stats,
+        evaluator,
+    )
+}
+
 /// The quiescence search of [`qsearch_root`] (full window, at most `depth` plies) with the
 /// positions it stands pat in valued by `leaf` (given the position and its ply from `pos`).
 /// The evaluation tuner runs it with its own weights and a [`QValue`] that records the leaf.
@@ -130,6 +272,7 @@ pub fn qsearch_leaves<V: QValue>(
     stats: &mut QStats,
     leaf: &impl Fn(&Position, u32) -> V,
 ) -> V {
+    let mut leaf = leaf;
     qsearch_moves(
         pos,
         moves,
@@ -139,13 +282,14 @@ pub fn qsearch_leaves<V: QValue>(
         depth,
         0,
         stats,
-        leaf,
+        &mut leaf,
     )
 }
 
 /// The quiescence search of `pos` within the window `(alpha, beta)`, `ply` plies from the
 /// root of a tree search (mate scores count from there). `leaf` evaluates the positions it
-/// stands pat in: the static evaluation, or the alpha-beta search's corrected one.
+/// stands pat in: the static evaluation, or the alpha-beta search's corrected one; it is told
+/// of every child entered and left.
 pub fn qsearch_window(
     pos: &Position,
     alpha: i32,
@@ -153,17 +297,9 @@ pub fn qsearch_window(
     ply: u32,
     params: &SearchParams,
     stats: &mut QStats,
-    leaf: &impl Fn(&Position) -> i32,
+    leaf: &mut impl Leaves<i32>,
 ) -> i32 {
-    qsearch(
-        pos,
-        alpha,
-        beta,
-        params.qsearch_depth,
-        ply,
-        stats,
-        &|p: &Position, _| leaf(p),
-    )
+    qsearch(pos, alpha, beta, params.qsearch_depth, ply, stats, leaf)
 }
 
 fn qsearch<V: QValue>(
@@ -173,7 +309,7 @@ fn qsearch<V: QValue>(
     depth: u32,
     ply: u32,
     stats: &mut QStats,
-    leaf: &impl Fn(&Position, u32) -> V,
+    leaf: &mut impl Leaves<V>,
 ) -> V {
     // Out of check only captures and promotions are searched, and the other moves matter only
     // if there are none: then the position is a stalemate or a stand pat.
@@ -186,7 +322,7 @@ fn qsearch<V: QValue>(
         if moves.is_empty() {
             stats.nodes += 1;
             return if pos.has_legal_moves() {
-                leaf(pos, ply)
+                leaf.leaf(pos, ply)
             } else {
                 V::decided(0)
             };
@@ -215,7 +351,7 @@ fn qsearch_moves<V: QValue>(
     depth: u32,
     ply: u32,
     stats: &mut QStats,
-    leaf: &impl Fn(&Position, u32) -> V,
+    leaf: &mut impl Leaves<V>,
 ) -> V {
     stats.nodes += 1;
     if moves.is_empty() {
@@ -229,20 +365,22 @@ fn qsearch_moves<V: QValue>(
     }
     let mut best = V::decided(-MATE + ply as i32);
     if !in_check {
-        let stand = leaf(pos, ply);
+        let stand = leaf.leaf(pos, ply);
         if stand.score() >= beta || depth == 0 {
             return stand;
         }
         alpha = alpha.max(stand.score());
         best = stand;
     } else if depth == 0 {
-        return leaf(pos, ply);
+        return leaf.leaf(pos, ply);
     }
     let candidates = quiescence_moves(pos, moves, in_check);
     for &(_, m) in &candidates {
         let mut child = *pos;
         child.play_unchecked(m);
+        leaf.enter(&child);
         let value = qsearch(&child, -beta, -alpha, depth - 1, ply + 1, stats, leaf).negate();
+        leaf.leave();
         if value.score() > best.score() {
             best = value;
             if value.score() > alpha {

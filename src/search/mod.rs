@@ -10,6 +10,7 @@
 //! - [`blast`]: atomic tactics (blast balance, king-exploding captures, blast threats);
 //! - [`features`] and [`eval_weights`]: the static evaluation's features and fitted weights;
 //! - [`policy_features`] and [`policy_weights`]: the move priors' features and fitted weights;
+//! - [`nnue`]: the learned evaluation (network files, accumulators, SIMD kernels);
 //! - [`eval`]: the static evaluation, win probabilities and the quiescence search;
 //! - [`policy`]: the move priors (softmax of the fitted logits);
 //! - `engine`: what an engine is given and answers ([`SearchConfig`], [`Limits`],
@@ -26,6 +27,7 @@ pub mod eval;
 pub mod eval_weights;
 pub mod features;
 mod mcts;
+pub mod nnue;
 pub mod params;
 pub mod policy;
 pub mod policy_features;

@@ -47,15 +47,17 @@ impl Searcher {
         }
     }
 
-    /// Changes the configuration. A new `hash_mb` or new parameters drop what was learnt.
+    /// Changes the configuration. A new `hash_mb`, new parameters or another evaluation drop
+    /// what was learnt (the table keeps evaluations, the corrections fit them).
     pub fn set_config(&mut self, config: SearchConfig) {
+        let same_evaluation = config.same_evaluation(&self.config);
         if let Some(mcts) = self.mcts.as_mut() {
             mcts.set_config(&config);
         }
         if let Some(alphabeta) = self.alphabeta.as_mut() {
             alphabeta.set_config(&config);
         }
-        if config.params != self.config.params {
+        if config.params != self.config.params || !same_evaluation {
             self.clear();
         }
         if config.seed != self.config.seed {
@@ -128,5 +130,95 @@ impl Searcher {
         // SplitMix64: tiny, seedable, good enough for picking among a few moves.
         self.rng = self.rng.wrapping_add(super::GOLDEN_GAMMA);
         super::mix64(self.rng)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::search::nnue::Network;
+
+    /// Positions with tactics on the board: an opening, a middlegame with captures about, an
+    /// ending with promotions near.
+    const FENS: &[&str] = &[
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rn2k2r/pp5p/2p3pn/1B1p4/Pb1PPp2/2N5/1PP3PP/R1B1K2R w KQkq - 0 14",
+        "8/2P3k1/8/8/3n4/8/5pK1/8 b - - 0 1",
+    ];
+
+    #[test]
+    fn both_engines_search_with_a_random_network_on_one_and_two_threads() {
+        let network = Arc::new(Network::random(64, 4, 17));
+        for algorithm in [Algorithm::AlphaBeta, Algorithm::Mcts] {
+            for threads in [1, 2] {
+                let config = SearchConfig {
+                    algorithm,
+                    hash_mb: 8,
+                    threads,
+                    network: Some(Arc::clone(&network)),
+                    ..SearchConfig::default()
+                };
+                let mut searcher = Searcher::new(config);
+                for fen in FENS {
+                    let pos = Position::from_fen(fen).expect("fen");
+                    let limits = Limits {
+                        nodes: Some(3000),
+                        ..Limits::default()
+                    };
+                    let result = searcher.search(
+                        &Game::new(pos),
+                        &limits,
+                        &AtomicBool::new(false),
+                        &mut |_| {},
+                    );
+                    let mv = result.best_move.expect("a move");
+                    assert!(
+                        pos.is_legal(mv),
+                        "{mv} in {fen} ({algorithm:?}, {threads} threads)"
+                    );
+                    assert!(searcher.stats().positions > 100);
+                }
+            }
+        }
+        // The network is shared, never copied: the test's handle and the searchers' (dropped).
+        assert_eq!(Arc::strong_count(&network), 1);
+    }
+
+    #[test]
+    fn a_network_changes_the_search_and_switching_back_restores_the_linear_one() {
+        let pos = Position::from_fen(FENS[1]).expect("fen");
+        let limits = Limits {
+            depth: Some(5),
+            ..Limits::default()
+        };
+        let run = |searcher: &mut Searcher| {
+            searcher.clear();
+            searcher.search(
+                &Game::new(pos),
+                &limits,
+                &AtomicBool::new(false),
+                &mut |_| {},
+            );
+            searcher.stats().positions
+        };
+        let linear = SearchConfig {
+            hash_mb: 8,
+            ..SearchConfig::default()
+        };
+        let mut searcher = Searcher::new(linear.clone());
+        let before = run(&mut searcher);
+        searcher.set_config(SearchConfig {
+            network: Some(Arc::new(Network::random(32, 2, 3))),
+            ..linear.clone()
+        });
+        let with_network = run(&mut searcher);
+        searcher.set_config(linear);
+        assert_eq!(run(&mut searcher), before);
+        assert_ne!(
+            with_network, before,
+            "the network's search is the linear one's"
+        );
     }
 }

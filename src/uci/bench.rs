@@ -45,6 +45,15 @@ pub fn run(out: &Output, config: &SearchConfig, playouts: u64, threads: usize) {
         nodes: Some(playouts),
         ..Limits::default()
     };
+    if let Some(net) = &config.network {
+        out.line(&format!(
+            "Evaluation      : network {:#018x} (hidden {}, buckets {}), SIMD {}",
+            net.hash(),
+            net.hidden(),
+            net.buckets(),
+            net.kernel().name()
+        ));
+    }
     let mut total_positions = 0;
     let mut total_playouts = 0;
     let start = Instant::now();

@@ -1,7 +1,10 @@
 //! The UCI options: what `uci` lists and what `setoption` changes.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::search::nnue::Network;
 use crate::search::{Algorithm, SearchConfig, params};
 
 /// Default `Move Overhead` in milliseconds: enough for a local GUI or match runner; lichess
@@ -21,6 +24,8 @@ pub struct Options {
     pub ponder: bool,
     /// Print `wdl` in info lines.
     pub show_wdl: bool,
+    /// The `EvalFile` whose network evaluates (empty: the linear evaluation).
+    pub eval_file: String,
 }
 
 impl Default for Options {
@@ -31,6 +36,7 @@ impl Default for Options {
             multipv: 1,
             ponder: false,
             show_wdl: false,
+            eval_file: String::new(),
         }
     }
 }
@@ -67,6 +73,7 @@ impl Options {
             "option name Randomize type check default false".to_string(),
             "option name Seed type spin default 0 min 0 max 2147483647".to_string(),
             "option name Clear Hash type button".to_string(),
+            "option name EvalFile type string default <empty>".to_string(),
         ];
         let defaults = crate::search::SearchParams::default();
         for spec in params::PARAMS {
@@ -136,6 +143,10 @@ impl Options {
                 Ok(Effect::None)
             }
             "clear hash" => Ok(Effect::ClearTree),
+            "evalfile" => {
+                self.set_eval_file(value.unwrap_or("").trim())?;
+                Ok(Effect::None)
+            }
             // Options GUIs send to every engine; accepted and ignored.
             "uci_chess960" | "uci_analysemode" | "uci_limitstrength" | "uci_elo" => {
                 Ok(Effect::None)
@@ -147,6 +158,25 @@ impl Options {
                 Ok(Effect::None)
             }
         }
+    }
+}
+
+impl Options {
+    /// Loads the network of `EvalFile` = `file` (empty or `<empty>`: back to the linear
+    /// evaluation). A file that does not load leaves the evaluation as it was.
+    fn set_eval_file(&mut self, file: &str) -> Result<(), String> {
+        if file.is_empty() || file == "<empty>" {
+            self.search.network = None;
+            self.eval_file.clear();
+            return Ok(());
+        }
+        if file == self.eval_file && self.search.network.is_some() {
+            return Ok(());
+        }
+        let network = Network::load(Path::new(file)).map_err(|e| format!("EvalFile: {e}"))?;
+        self.search.network = Some(Arc::new(network));
+        self.eval_file = file.to_owned();
+        Ok(())
     }
 }
 
@@ -231,5 +261,45 @@ mod tests {
         assert!(options.set("Nonsense", Some("1")).is_err());
         assert_eq!(options.search.hash_mb, 16);
         assert_eq!(options.set("Clear Hash", None), Ok(Effect::ClearTree));
+    }
+
+    #[test]
+    fn eval_file_loads_a_network_keeps_the_old_one_on_an_error_and_empty_goes_linear() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let good = dir.path().join("net.nnue");
+        std::fs::write(&good, Network::random(16, 1, 2).to_bytes()).expect("written");
+        let mut options = Options::default();
+        assert!(options.search.network.is_none());
+        assert!(
+            options
+                .describe()
+                .iter()
+                .any(|l| l.starts_with("option name EvalFile type string"))
+        );
+        let path = good.display().to_string();
+        assert_eq!(options.set("EvalFile", Some(&path)), Ok(Effect::None));
+        let loaded = options.search.network.clone().expect("a network");
+        assert_eq!(loaded.hidden(), 16);
+
+        let mut bytes = Network::random(16, 1, 2).to_bytes();
+        bytes[60] ^= 1;
+        let bad = dir.path().join("bad.nnue");
+        std::fs::write(&bad, bytes).expect("written");
+        let e = options
+            .set("EvalFile", Some(&bad.display().to_string()))
+            .expect_err("refused");
+        assert!(e.contains("bad.nnue") && e.contains("hash"), "{e}");
+        let missing = options
+            .set("EvalFile", Some("/no/such/net.nnue"))
+            .expect_err("refused");
+        assert!(missing.contains("/no/such/net.nnue"), "{missing}");
+        let kept = options.search.network.clone().expect("still the network");
+        assert!(Arc::ptr_eq(&kept, &loaded));
+
+        assert!(options.set("EvalFile", Some("<empty>")).is_ok());
+        assert!(options.search.network.is_none());
+        assert!(options.set("EvalFile", Some(&path)).is_ok());
+        assert!(options.set("EvalFile", None).is_ok());
+        assert!(options.search.network.is_none());
     }
 }

@@ -15,7 +15,7 @@
 use atomic_chess::{Color, Position, Role};
 
 use crate::search::SearchParams;
-use crate::search::eval::{self, MATE_BOUND};
+use crate::search::eval::MATE_BOUND;
 use crate::search::mix64 as mix;
 
 /// Entries per table and side to move (a power of two).
@@ -123,12 +123,6 @@ impl Correction {
             * i64::from(weights[1])
             / 2;
         ((pawn + pieces) / (100 * i64::from(GRAIN))) as i32
-    }
-
-    /// The static evaluation of `pos` (whose keys are `k`) plus its correction with the
-    /// weights of `params`.
-    pub fn corrected_eval(&self, pos: &Position, k: Keys, params: &SearchParams) -> i32 {
-        self.corrected(eval::static_eval(pos), k, params)
     }
 
     /// `raw`, the static evaluation of the position whose keys are `k`, plus its correction.

@@ -32,6 +32,7 @@ mod node;
 mod ordering;
 mod table;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::time::Instant;
 
@@ -40,7 +41,8 @@ use atomic_chess::{Color, Game, Move, Position};
 use super::engine::{
     Engine, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
 };
-use super::eval::{self, MATE, MATE_BOUND, QStats};
+use super::eval::{self, Evaluator, MATE, MATE_BOUND, QStats};
+use super::nnue::Network;
 use super::params::SearchParams;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
@@ -90,6 +92,8 @@ pub struct AlphaBeta {
     params: SearchParams,
     /// Threads of a search (`SearchConfig::threads`, at least 1).
     threads: usize,
+    /// The network every thread evaluates with (`None`: the linear evaluation).
+    network: Option<Arc<Network>>,
     /// One per thread that has searched: the main thread's first, then the helpers'. Kept
     /// between searches (their histories), made when the thread count first grows.
     workers: Vec<Worker>,
@@ -108,6 +112,8 @@ struct Worker {
     lmr: Box<[[u8; 64]; 64]>,
     ordering: Ordering,
     correction: Correction,
+    /// The static evaluation, with this thread's accumulators when it is a network.
+    evaluator: Evaluator,
     /// Repetition keys: the game's reversible history, then the current line.
     keys: Vec<u64>,
     nodes: u64,
@@ -139,6 +145,7 @@ impl Engine for AlphaBeta {
             *self = AlphaBeta::new(config);
         }
         self.threads = config.threads.max(1);
+        self.network.clone_from(&config.network);
         self.set_params(&config.params);
     }
 
@@ -163,7 +170,7 @@ impl Engine for AlphaBeta {
         let (main, helpers) = self.workers[..threads]
             .split_first_mut()
             .expect("at least one thread");
-        main.prepare(game, &self.params);
+        main.prepare(game, &self.params, self.network.as_ref());
         let root = *game.position();
         let total = AtomicU64::new(0);
         let ctx = Ctx {
@@ -210,7 +217,7 @@ impl Engine for AlphaBeta {
             main_search()
         } else {
             for helper in helpers.iter_mut() {
-                helper.prepare(game, &self.params);
+                helper.prepare(game, &self.params, self.network.as_ref());
             }
             helpers::alongside(helpers, &ctx, &root, &moves, max_depth, main_search)
         };
@@ -274,6 +281,7 @@ impl AlphaBeta {
             hash_mb: config.hash_mb,
             params: config.params.clone(),
             threads: config.threads.max(1),
+            network: config.network.clone(),
             workers: vec![Worker::new(&config.params)],
             last_nodes: 0,
             last_seldepth: 0,
@@ -318,6 +326,7 @@ impl Worker {
             lmr: lmr_table(params),
             ordering: Ordering::default(),
             correction: Correction::default(),
+            evaluator: Evaluator::Linear,
             keys: Vec::new(),
             nodes: 0,
             qstats: QStats::default(),
@@ -342,9 +351,14 @@ impl Worker {
         }
     }
 
-    /// Readies the thread for a search of `game`'s position.
-    fn prepare(&mut self, game: &Game, params: &SearchParams) {
+    /// Readies the thread for a search of `game`'s position with `network` (or the linear
+    /// evaluation).
+    fn prepare(&mut self, game: &Game, params: &SearchParams, network: Option<&Arc<Network>>) {
         self.set_params(params);
+        if !self.evaluator.is_for(network) {
+            self.evaluator = Evaluator::new(network);
+        }
+        self.evaluator.reset(game.position());
         self.nodes = 0;
         self.qstats = QStats::default();
         self.aborted = false;
@@ -557,6 +571,7 @@ impl Worker {
             let mut child = *root;
             child.play_unchecked(mv);
             self.keys.push(child.zobrist());
+            self.evaluator.push(&child);
             // Scores are compared with the move's bonus: search the child against shifted bounds.
             let (lo, hi) = (bar - bonus, beta - bonus);
             let mut score = if i < lines {
@@ -570,6 +585,7 @@ impl Worker {
                 }
             };
             self.keys.pop();
+            self.evaluator.pop();
             if self.aborted {
                 return best;
             }

@@ -11,10 +11,11 @@
 
 use atomic_chess::{MoveList, Position};
 
-use super::correction::Keys;
+use super::correction::{Correction, Keys};
 use super::table::{Bound, from_table, to_table};
 use super::{Ctx, Worker, has_pieces};
-use crate::search::eval::{self, MATE, MATE_BOUND};
+use crate::search::SearchParams;
+use crate::search::eval::{self, Evaluator, MATE, MATE_BOUND};
 
 impl Worker {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
@@ -51,7 +52,7 @@ impl Worker {
             return 0;
         }
         if ply >= super::MAX_PLY - 8 {
-            return eval::static_eval(pos);
+            return self.evaluator.evaluate(pos);
         }
         let in_check = pos.is_check();
         if in_check {
@@ -69,22 +70,19 @@ impl Worker {
             if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
                 return 0;
             }
-            let (params, correction) = (&self.params, &self.correction);
-            let leaf = |p: &Position| {
-                if params.ab_corr_qsearch > 0 {
-                    correction.corrected_eval(p, Keys::of(p), params)
-                } else {
-                    eval::static_eval(p)
-                }
+            let mut leaf = Corrected {
+                evaluator: &mut self.evaluator,
+                correction: &self.correction,
+                params: &self.params,
             };
             return eval::qsearch_window(
                 pos,
                 alpha,
                 beta,
                 ply as u32,
-                params,
+                &self.params,
                 &mut self.qstats,
-                &leaf,
+                &mut leaf,
             );
         }
 
@@ -140,7 +138,7 @@ impl Worker {
         let raw_eval = (!in_check).then(|| {
             entry
                 .and_then(|e| e.eval)
-                .unwrap_or_else(|| eval::static_eval(pos))
+                .unwrap_or_else(|| self.evaluator.evaluate(pos))
         });
         let static_eval = match (raw_eval, corr_keys) {
             (None, _) => -MATE,
@@ -163,6 +161,7 @@ impl Worker {
                 let reduction = 3 + depth / self.params.ab_null_depth_div;
                 let null = pos.null_move();
                 self.keys.push(null.zobrist());
+                self.evaluator.push(&null);
                 let s = -self.node(
                     ctx,
                     &null,
@@ -174,6 +173,7 @@ impl Worker {
                     false,
                 );
                 self.keys.pop();
+                self.evaluator.pop();
                 if self.aborted {
                     return 0;
                 }
@@ -283,6 +283,7 @@ impl Worker {
                 }
             }
             self.keys.push(child.zobrist());
+            self.evaluator.push(&child);
             let extension = if Some(m) == table_move {
                 table_extension
             } else {
@@ -338,6 +339,7 @@ impl Worker {
                 s
             };
             self.keys.pop();
+            self.evaluator.pop();
             if self.aborted {
                 return 0;
             }
@@ -394,6 +396,36 @@ impl Worker {
             raw_eval,
         );
         best
+    }
+}
+
+/// The quiescence search's leaves: the evaluation, corrected by the histories when
+/// `AbCorrQsearch` is on; the evaluation follows the quiescence line.
+struct Corrected<'a> {
+    evaluator: &'a mut Evaluator,
+    correction: &'a Correction,
+    params: &'a SearchParams,
+}
+
+impl eval::Leaves<i32> for Corrected<'_> {
+    #[inline(always)]
+    fn leaf(&mut self, pos: &Position, _ply: u32) -> i32 {
+        let raw = self.evaluator.evaluate(pos);
+        if self.params.ab_corr_qsearch > 0 {
+            self.correction.corrected(raw, Keys::of(pos), self.params)
+        } else {
+            raw
+        }
+    }
+
+    #[inline(always)]
+    fn enter(&mut self, child: &Position) {
+        self.evaluator.push(child);
+    }
+
+    #[inline(always)]
+    fn leave(&mut self) {
+        self.evaluator.pop();
     }
 }
 

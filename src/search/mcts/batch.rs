@@ -310,6 +310,7 @@ impl Mcts {
                     &pos,
                     &self.config.params,
                     &mut scratch.qstats,
+                    &mut scratch.evaluator,
                 )
             }
             _ => job.leaf,

@@ -7,7 +7,7 @@ use atomic_chess::{MoveList, Position};
 
 use super::Mcts;
 use crate::search::SearchParams;
-use crate::search::eval::{self, QStats};
+use crate::search::eval::{self, Evaluator, QStats};
 use crate::search::tree::{NodeId, Proof};
 
 impl Mcts {
@@ -15,7 +15,13 @@ impl Mcts {
     /// for the player who moved into the node.
     pub(super) fn evaluate(&mut self, id: NodeId, pos: &Position) -> f32 {
         self.stats.positions += 1;
-        let leaf = evaluate_leaf(&self.keys, pos, &self.config.params, &mut self.qstats);
+        let leaf = evaluate_leaf(
+            &self.keys,
+            pos,
+            &self.config.params,
+            &mut self.qstats,
+            &mut self.evaluator,
+        );
         self.set_leaf(id, leaf)
     }
 
@@ -38,12 +44,14 @@ pub(super) struct Leaf {
 
 /// First visit of a position: terminal checks, then the quiescence evaluation. `keys` ends with
 /// the repetition keys of the position's path (its own key last), back at least to its last
-/// irreversible move. Pure: batched searches run it on worker threads.
+/// irreversible move. Pure but for the `evaluator`'s scratch accumulators (each thread has
+/// its own): batched searches run it on worker threads.
 pub(super) fn evaluate_leaf(
     keys: &[u64],
     pos: &Position,
     params: &SearchParams,
     qstats: &mut QStats,
+    evaluator: &mut Evaluator,
 ) -> Leaf {
     let mut moves = MoveList::new();
     pos.legal_moves_into(&mut moves);
@@ -54,7 +62,7 @@ pub(super) fn evaluate_leaf(
             value,
         };
     }
-    let cp = eval::qsearch_root(pos, &moves, params, qstats);
+    let cp = eval::qsearch_root_with(pos, &moves, params, qstats, evaluator);
     Leaf {
         proof: None,
         value: 1.0 - eval::win_probability(cp, params.eval_scale),

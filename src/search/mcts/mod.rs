@@ -41,7 +41,7 @@ mod root;
 mod stop;
 
 use super::engine::{Engine, Limits, SearchConfig, SearchInfo, SearchResult, SearchStats};
-use super::eval::{self, QStats};
+use super::eval::{self, Evaluator, QStats};
 use super::policy;
 use super::tree::{Node, NodeId, Proof, ROOT, Tree};
 
@@ -63,6 +63,8 @@ pub struct Mcts {
     lines: usize,
     stats: SearchStats,
     qstats: QStats,
+    /// The leaves' evaluation (with the search thread's accumulators for a network).
+    evaluator: Evaluator,
     /// The tree ran out of memory during this search.
     full: bool,
     /// Pruning cannot make room in this search (a tiny `Hash`).
@@ -115,6 +117,7 @@ impl Mcts {
             lines: 1,
             stats: SearchStats::default(),
             qstats: QStats::default(),
+            evaluator: Evaluator::new(config.network.as_ref()),
             full: false,
             unprunable: false,
             path: Vec::new(),
@@ -133,6 +136,9 @@ impl Mcts {
             self.root_pos = None;
         }
         self.config = config.clone();
+        if !self.evaluator.is_for(config.network.as_ref()) {
+            self.evaluator = Evaluator::new(config.network.as_ref());
+        }
     }
 
     /// Forgets the tree (a new game).
@@ -183,11 +189,12 @@ impl Mcts {
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
                 - eval::win_probability(
-                    eval::qsearch_root(
+                    eval::qsearch_root_with(
                         &root_pos,
                         &root_moves,
                         &self.config.params,
                         &mut self.qstats,
+                        &mut self.evaluator,
                     ),
                     self.config.params.eval_scale,
                 );
@@ -207,7 +214,11 @@ impl Mcts {
                 &root_pos, base_keys, limits, stop, on_info, start, single, None,
             );
         } else {
-            let pool = pool::Pool::new(self.config.params.clone(), threads);
+            let pool = pool::Pool::new(
+                self.config.params.clone(),
+                threads,
+                self.config.network.clone(),
+            );
             std::thread::scope(|scope| {
                 let workers = (1..threads)
                     .map(|_| scope.spawn(|| pool.serve()).thread().clone())

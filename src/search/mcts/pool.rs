@@ -3,8 +3,8 @@
 //! the search thread and its workers alike, and the signals that hand a batch out and wait for
 //! it. Nothing here touches the tree.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::Thread;
 
 use atomic_chess::{Move, MoveList, Position};
@@ -12,7 +12,8 @@ use atomic_chess::{Move, MoveList, Position};
 use super::expand::new_children;
 use super::leaf::{Leaf, evaluate_leaf};
 use crate::search::SearchParams;
-use crate::search::eval::QStats;
+use crate::search::eval::{Evaluator, QStats};
+use crate::search::nnue::Network;
 use crate::search::policy;
 use crate::search::tree::{Node, Proof};
 
@@ -78,7 +79,13 @@ impl Job {
     fn run(&mut self, params: &SearchParams, scratch: &mut Scratch) {
         match self.work {
             Work::Evaluate => {
-                self.leaf = evaluate_leaf(&self.keys, &self.pos, params, &mut scratch.qstats);
+                self.leaf = evaluate_leaf(
+                    &self.keys,
+                    &self.pos,
+                    params,
+                    &mut scratch.qstats,
+                    &mut scratch.evaluator,
+                );
             }
             Work::Expand { with_eval } => {
                 self.children.clear();
@@ -104,7 +111,13 @@ impl Job {
                     let mut pos = self.pos;
                     pos.play_unchecked(m);
                     self.keys.push(pos.zobrist());
-                    self.leaf = evaluate_leaf(&self.keys, &pos, params, &mut scratch.qstats);
+                    self.leaf = evaluate_leaf(
+                        &self.keys,
+                        &pos,
+                        params,
+                        &mut scratch.qstats,
+                        &mut scratch.evaluator,
+                    );
                     self.keys.pop();
                 }
             }
@@ -131,6 +144,18 @@ pub(super) struct Scratch {
     pub(super) qstats: QStats,
     /// Repetition keys of a child the search thread evaluates itself.
     pub(super) keys: Vec<u64>,
+    /// This thread's evaluation (its own accumulators for a network).
+    pub(super) evaluator: Evaluator,
+}
+
+impl Scratch {
+    /// Scratch buffers evaluating with `network` (or linearly).
+    fn new(network: Option<&Arc<Network>>) -> Scratch {
+        Scratch {
+            evaluator: Evaluator::new(network),
+            ..Scratch::default()
+        }
+    }
 }
 
 /// The jobs of a batch, shared by the search thread and its workers, and their signals.
@@ -143,6 +168,8 @@ pub(super) struct Scratch {
 /// last one is done, and the batch number in the word makes a worker's stale increment fail.
 pub(super) struct Pool {
     params: SearchParams,
+    /// The network every thread evaluates with (shared, never copied).
+    network: Option<Arc<Network>>,
     jobs: Vec<Mutex<Job>>,
     /// Batch number, job count and next job (see above).
     claim: AtomicU64,
@@ -158,9 +185,10 @@ pub(super) struct Pool {
 
 impl Pool {
     /// A pool for a search on `threads` threads (the calling one included).
-    pub(super) fn new(params: SearchParams, threads: usize) -> Pool {
+    pub(super) fn new(params: SearchParams, threads: usize, network: Option<Arc<Network>>) -> Pool {
         Pool {
             params,
+            network,
             jobs: (0..(BATCH_PER_THREAD + REFINES_PER_THREAD) * threads)
                 .map(|_| Mutex::new(Job::new()))
                 .collect(),
@@ -180,7 +208,7 @@ impl Pool {
     /// A worker's life: take jobs while there are any, else poll a little, then sleep until
     /// woken; until `quit`.
     pub(super) fn serve(&self) {
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new(self.network.as_ref());
         let mut idle = 0;
         while !self.quit.load(Ordering::Acquire) {
             if self.take_one(&mut scratch) {
@@ -261,7 +289,7 @@ impl<'a> Crew<'a> {
         Crew {
             pool,
             workers,
-            scratch: Scratch::default(),
+            scratch: Scratch::new(pool.network.as_ref()),
             generation: 0,
         }
     }

@@ -1,0 +1,74 @@
+//! The accumulators: each perspective's feature-transformer output (bias plus the weight rows
+//! of its lit inputs), made from scratch (a refresh) or from another board's accumulator by the
+//! pieces that differ (an update).
+
+use arrayvec::ArrayVec;
+use atomic_chess::{Board, Color};
+
+use super::features::{self, Pieces};
+use super::network::Network;
+use super::simd::Lane;
+
+/// Both perspectives' accumulators of one board, indexed by colour.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accumulator {
+    sides: [Box<[Lane]>; 2],
+}
+
+impl Accumulator {
+    /// An accumulator of `net`'s size (zero: not yet of any board).
+    pub fn new(net: &Network) -> Accumulator {
+        let zero = || vec![Lane::default(); net.lanes()].into_boxed_slice();
+        Accumulator {
+            sides: [zero(), zero()],
+        }
+    }
+
+    /// The accumulator of `perspective`.
+    #[inline]
+    pub fn side(&self, perspective: Color) -> &[Lane] {
+        &self.sides[perspective.index()]
+    }
+
+    /// The values of `perspective`'s accumulator.
+    pub fn values(&self, perspective: Color) -> impl Iterator<Item = i16> + '_ {
+        self.side(perspective).iter().flat_map(|l| l.0)
+    }
+
+    /// Makes this the accumulator of `board` from scratch. `scratch` holds the pieces.
+    pub fn refresh(&mut self, net: &Network, board: &Board, scratch: &mut Pieces) {
+        features::pieces(board, scratch);
+        for perspective in Color::ALL {
+            let rows: ArrayVec<&[Lane], 64> = scratch
+                .iter()
+                .map(|&(c, r, s)| net.feature(features::index(perspective, c, r, s)))
+                .collect();
+            net.kernel()
+                .update(&mut self.sides[perspective.index()], net.bias(), &rows, &[]);
+        }
+    }
+
+    /// Makes this the accumulator of a board that has `added` and lacks `removed` compared
+    /// with the board of `from`: one addition per added piece and one subtraction per removed
+    /// piece, on both perspectives.
+    pub fn update_from(
+        &mut self,
+        net: &Network,
+        from: &Accumulator,
+        removed: &Pieces,
+        added: &Pieces,
+    ) {
+        for perspective in Color::ALL {
+            let row =
+                |&(c, r, s): &features::Piece| net.feature(features::index(perspective, c, r, s));
+            let adds: ArrayVec<&[Lane], 64> = added.iter().map(row).collect();
+            let subs: ArrayVec<&[Lane], 64> = removed.iter().map(row).collect();
+            net.kernel().update(
+                &mut self.sides[perspective.index()],
+                from.side(perspective),
+                &adds,
+                &subs,
+            );
+        }
+    }
+}
