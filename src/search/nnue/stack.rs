@@ -120,7 +120,10 @@ impl Stack {
             .evaluate(&self.entries[self.top].acc, pos.turn(), pieces)
     }
 
-    /// Makes the top entry the accumulator of `board`.
+    /// Makes the top entry the accumulator of `board`, and on the way every entry of the line
+    /// between it and the nearest computed one below: siblings share their parent, so an
+    /// evaluation below a node whose own evaluation came from the table (its accumulator never
+    /// made) updates from that node's accumulator rather than starting afresh for each child.
     fn compute(&mut self, board: &Board) {
         let top = self.top;
         if self.entries[top].board != *board {
@@ -130,22 +133,39 @@ impl Stack {
         if self.entries[top].computed {
             return;
         }
-        let (below, rest) = self.entries.split_at_mut(top);
-        let entry = &mut rest[0];
-        let base = below.iter().rposition(|e| e.computed);
-        let update = base.and_then(|i| {
-            features::difference(&below[i].board, board, &mut self.removed, &mut self.added);
+        let base = self.entries[..top].iter().rposition(|e| e.computed);
+        let first = match base {
+            Some(i) => i + 1,
+            None => {
+                // Nothing computed below: the lowest entry of the line starts afresh.
+                let lowest = &mut self.entries[ROOT.min(top)];
+                lowest
+                    .acc
+                    .refresh(&self.net, &lowest.board, &mut self.added);
+                lowest.computed = true;
+                ROOT.min(top) + 1
+            }
+        };
+        for i in first..=top {
+            let (below, rest) = self.entries.split_at_mut(i);
+            let (from, entry) = (&below[i - 1], &mut rest[0]);
+            features::difference(
+                &from.board,
+                &entry.board,
+                &mut self.removed,
+                &mut self.added,
+            );
             // From scratch costs one addition per piece: take the cheaper.
             let changes = self.removed.len() + self.added.len();
-            (changes < board.occupied().count() as usize).then_some(i)
-        });
-        match update {
-            Some(i) => entry
-                .acc
-                .update_from(&self.net, &below[i].acc, &self.removed, &self.added),
-            None => entry.acc.refresh(&self.net, board, &mut self.added),
+            if changes < entry.board.occupied().count() as usize {
+                entry
+                    .acc
+                    .update_from(&self.net, &from.acc, &self.removed, &self.added);
+            } else {
+                entry.acc.refresh(&self.net, &entry.board, &mut self.added);
+            }
+            entry.computed = true;
         }
-        entry.computed = true;
     }
 
     /// The accumulator of the current position, made if needed (for tests).
