@@ -104,8 +104,17 @@ impl Dataset {
         self.turn.is_empty()
     }
 
-    /// Adds every record of one file's bytes (header included); `cap` stops early.
-    pub fn add_file(&mut self, bytes: &[u8], cap: usize) -> Result<(), (Option<usize>, DataError)> {
+    /// Adds every record of one file's bytes (header included); `cap` stops early. With
+    /// `mirror`, each record also gives its mirror image across the d/e line (files a↔h): atomic
+    /// rules are symmetric under it but for castling, which the inputs do not show, so the
+    /// mirror is a second, valid sample with the same targets (it doubles small data sets). The
+    /// two are adjacent, so validation blocks never split a pair.
+    pub fn add_file(
+        &mut self,
+        bytes: &[u8],
+        cap: usize,
+        mirror: bool,
+    ) -> Result<(), (Option<usize>, DataError)> {
         let body = record::records(bytes).map_err(|e| (None, e))?;
         for (n, rec) in body.chunks_exact(RECORD_BYTES).enumerate() {
             if self.len() >= cap {
@@ -115,20 +124,28 @@ impl Dataset {
             if sample.pieces.len() < 2 {
                 return Err((Some(n), DataError::Record("fewer than two units")));
             }
-            for &(color, role, sq) in &sample.pieces {
-                self.features
-                    .push(feature(Color::White, color, role.index(), sq.index()));
+            for flip_files in [false, true].into_iter().take(1 + usize::from(mirror)) {
+                for &(color, role, sq) in &sample.pieces {
+                    let sq = sq.index() ^ if flip_files { 7 } else { 0 };
+                    self.features
+                        .push(feature(Color::White, color, role.index(), sq));
+                }
+                self.offsets.push(self.features.len() as u32);
+                self.turn.push(sample.turn.index() as u8);
+                self.score.push(sample.score);
+                self.result.push(sample.result as u8);
             }
-            self.offsets.push(self.features.len() as u32);
-            self.turn.push(sample.turn.index() as u8);
-            self.score.push(sample.score);
-            self.result.push(sample.result as u8);
         }
         Ok(())
     }
 
-    /// Reads the files in order (a directory stands for its `*.bin` files, sorted by name).
-    pub fn load(paths: &[PathBuf], cap: usize) -> Result<(Dataset, Vec<PathBuf>), LoadError> {
+    /// Reads the files in order (a directory stands for its `*.bin` files, sorted by name),
+    /// each record with its mirror image too when `mirror` (see [`Dataset::add_file`]).
+    pub fn load(
+        paths: &[PathBuf],
+        cap: usize,
+        mirror: bool,
+    ) -> Result<(Dataset, Vec<PathBuf>), LoadError> {
         let files = expand(paths)?;
         let mut data = Dataset::new();
         for path in &files {
@@ -136,7 +153,7 @@ impl Dataset {
                 break;
             }
             let bytes = std::fs::read(path).map_err(|e| LoadError::Io(path.clone(), e))?;
-            data.add_file(&bytes, cap)
+            data.add_file(&bytes, cap, mirror)
                 .map_err(|(n, e)| LoadError::Bad(path.clone(), n, e))?;
         }
         if data.is_empty() {

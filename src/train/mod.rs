@@ -64,6 +64,9 @@ pub struct TrainArgs {
     /// Read at most this many positions (files in order).
     #[arg(long)]
     pub max_samples: Option<usize>,
+    /// Also learn from each position's mirror image (files a↔h): twice the samples.
+    #[arg(long)]
+    pub mirror: bool,
     /// Write the network after every epoch into this directory (`epoch-N.nnue`).
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
@@ -157,7 +160,7 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let opts = args.options()?;
     let start = Instant::now();
     let cap = args.max_samples.unwrap_or(usize::MAX);
-    let (data, files) = Dataset::load(&args.data, cap).map_err(TrainError::Data)?;
+    let (data, files) = Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
     // Blocks of 64 positions (about two games), smaller when the data is too small for them.
     let opts = Options {
         val_block: (data.len() / (opts.val_every * 8)).clamp(1, 64),

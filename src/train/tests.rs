@@ -53,7 +53,7 @@ fn records(n: usize, seed: u64) -> Vec<u8> {
 
 fn dataset(n: usize, seed: u64) -> Dataset {
     let mut data = Dataset::new();
-    data.add_file(&records(n, seed), usize::MAX)
+    data.add_file(&records(n, seed), usize::MAX, false)
         .expect("valid records");
     data
 }
@@ -344,15 +344,15 @@ fn bad_data_files_are_named_errors() {
     ];
     for (name, bytes, why) in cases {
         let path = write(name, bytes);
-        let err = Dataset::load(&[path], usize::MAX).expect_err(name);
+        let err = Dataset::load(&[path], usize::MAX, false).expect_err(name);
         let text = err.to_string();
         assert!(text.contains(name) && text.contains(why), "{text}");
     }
     let missing = dir.path().join("absent.bin");
-    let err = Dataset::load(&[missing], usize::MAX).expect_err("missing");
+    let err = Dataset::load(&[missing], usize::MAX, false).expect_err("missing");
     assert!(matches!(err, LoadError::Io(..)) && err.to_string().contains("absent.bin"));
     assert!(matches!(
-        Dataset::load(&[dir.path().join("x")], usize::MAX).err().map(|e| e.to_string()),
+        Dataset::load(&[dir.path().join("x")], usize::MAX, false).err().map(|e| e.to_string()),
         Some(t) if t.contains("x")
     ));
     let mut bad_record = good.clone();
@@ -363,7 +363,7 @@ fn bad_data_files_are_named_errors() {
 
 fn dataset_error(bytes: &[u8]) -> (Option<usize>, DataError) {
     Dataset::new()
-        .add_file(bytes, usize::MAX)
+        .add_file(bytes, usize::MAX, false)
         .expect_err("bad record")
 }
 
@@ -390,6 +390,7 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
         threads: Some(1),
         seed: 3,
         max_samples: Some(250),
+        mirror: false,
         checkpoint: Some(dir.path().join("ckpt")),
     };
     let summary = run(&args).expect("trains");
@@ -439,4 +440,26 @@ fn targets_blend_result_and_score() {
     }
     assert!(seen_nonzero);
     assert!((sigmoid(0.0) - 0.5).abs() < 1e-7);
+}
+
+#[test]
+fn mirroring_adds_each_position_with_its_files_flipped_and_the_same_targets() {
+    let bytes = records(40, 3);
+    let mut plain = Dataset::new();
+    plain.add_file(&bytes, usize::MAX, false).expect("loads");
+    let mut both = Dataset::new();
+    both.add_file(&bytes, usize::MAX, true).expect("loads");
+    assert_eq!(both.len(), 2 * plain.len());
+    let file_flip = |f: u16| f ^ 7;
+    for i in 0..plain.len() {
+        let (a, m) = (plain.inputs(i), both.inputs(2 * i + 1));
+        assert_eq!(both.inputs(2 * i).us, a.us, "the original comes first");
+        let mut flipped: Vec<u16> = a.us.iter().map(|&f| file_flip(f)).collect();
+        let mut mirrored: Vec<u16> = m.us.to_vec();
+        flipped.sort_unstable();
+        mirrored.sort_unstable();
+        assert_eq!(flipped, mirrored, "sample {i}: the files are flipped");
+        assert_eq!(plain.target(i, 0.4), both.target(2 * i + 1, 0.4));
+        assert_eq!(plain.pieces(i), both.pieces(2 * i + 1));
+    }
 }
