@@ -221,6 +221,12 @@ impl FakeLichess {
         self.with(|i| i.play(game, user, uci, None))
     }
 
+    /// Lets `by` pass on the running turn of correspondence game `id` at once: tests simulate
+    /// days without waiting them (the side to move loses on time once its days are gone).
+    pub fn pass_time(&self, id: &str, by: Duration) -> Result<(), String> {
+        self.with(|i| i.pass_time(id, by))
+    }
+
     /// `user` offers a draw (`true`) or declines one.
     pub fn draw(&self, game: &str, user: &str, yes: bool) -> Result<(), String> {
         self.with(|i| i.draw(game, user, yes))
