@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use atomic_bot::config::Settings;
-use atomic_bot::fakelichess::{ChallengeSpec, FakeLichess};
+use atomic_bot::fakelichess::{ChallengeSpec, FakeConfig, FakeLichess};
 use atomic_bot::lichess::client::Endpoint;
 use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
 use atomic_chess::{Game, Position};
@@ -344,4 +344,62 @@ async fn the_fake_serves_correspondence_games_to_the_check_in() {
     let over = fake.wait_game_over(&id, T).await.expect("flagged");
     assert_eq!(over.status, "outoftime");
     assert_eq!(over.winner.as_deref(), Some("white"));
+}
+
+/// Days in tokio's paused time, at the default periods (a check-in every 600 s, a 30 s think,
+/// the stream closed 150 s after our move): the opponent moves once a day for three days; each
+/// time the bot is away before it moves, finds the game at the next check-in and moves, and
+/// asks `/api/account/playing` once per period, never more. The whole test takes seconds.
+#[tokio::test(start_paused = true)]
+async fn three_days_at_the_default_periods_in_paused_time() {
+    init_tracing();
+    let fake = FakeLichess::start(FakeConfig {
+        accounts: accounts(),
+        tick: Duration::from_secs(1),
+        ..FakeConfig::default()
+    })
+    .await
+    .expect("fake server");
+    let mut s = Settings::default();
+    s.lichess.url = fake.url();
+    s.heartbeat.enabled = false;
+    s.game.ponder = false;
+    s.challenge.correspondence = true;
+    // In paused time the clock jumps to the next timer whenever the runtime waits, loopback
+    // reads included: the watchdog sees silences and the bot reconnects its streams now and
+    // then, as it would on lichess; what is checked here is the correspondence rhythm.
+    let c = s.correspondence.clone();
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let start = tokio::time::Instant::now();
+    let id = corr_challenge(&fake, HUMAN, "white", 3);
+    wait_game(&fake, &id, 0).await;
+    let period = Duration::from_secs(c.checkin_period_s);
+    for day in 0..3 {
+        let plies = fake.game(&id).unwrap().moves.len();
+        tokio::time::sleep(DAY - Duration::from_secs(3_600)).await;
+        assert!(!fake.game_stream_open(&id, BOT), "day {day}: stream open");
+        quiet_move(&fake, &id, HUMAN);
+        let t = tokio::time::Instant::now();
+        assert!(
+            fake.wait_until(2 * period, |f| f.game(&id).unwrap().moves.len()
+                >= plies + 2)
+                .await,
+            "day {day}: no move"
+        );
+        let took = t.elapsed();
+        assert!(
+            took <= period + Duration::from_secs(c.move_time_s + 30),
+            "day {day}: {took:?}"
+        );
+        stream_closed(&fake, &id, Duration::from_secs(c.disconnect_time_s + 60)).await;
+    }
+    assert_eq!(fake.game(&id).unwrap().status, "started");
+    let periods = (start.elapsed().as_secs() / c.checkin_period_s) as usize;
+    let n = check_ins(&fake);
+    assert!(
+        n + 2 >= periods && n <= periods + 2,
+        "{n} check-ins in {periods} periods"
+    );
+    kill(bot).await;
 }

@@ -2,7 +2,7 @@
 //! without both first moves is aborted after the first-move timeout; a flag ends the game. In
 //! a correspondence game the side to move has its days per turn from the last move (or the
 //! start), and loses on time when they run out.
-//! The server's ticker (`FakeLichess::start_on`) calls [`Inner::tick`] every 25 ms.
+//! The server's ticker (`FakeLichess::start_on`) calls [`Inner::tick`] every `FakeConfig::tick` (25 ms).
 
 use atomic_chess::Color;
 
