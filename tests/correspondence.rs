@@ -192,7 +192,7 @@ async fn a_move_a_day_found_by_the_check_in_with_the_stream_closed_in_between() 
 }
 
 /// Three correspondence games running do not take the one real-time slot: a real-time
-/// challenge is still accepted and played.
+/// challenge is still accepted and played. With `max_games = 1` they are opened one at a time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_correspondence_games_leave_the_real_time_slot_free() {
     let (fake, bot) = fake_and_bot(|s| {
@@ -201,13 +201,28 @@ async fn three_correspondence_games_leave_the_real_time_slot_free() {
         s.challenge.queue_size = 0;
     })
     .await;
-    let mut corr_games = Vec::new();
-    for user in [HUMAN, "human2", "human3"] {
-        // The bot is White: its turn at once.
-        let id = corr_challenge(&fake, user, "black", 3);
-        wait_game(&fake, &id, 1).await;
-        corr_games.push(id);
-    }
+    // The bot is White in each: its turn at once in all three.
+    let corr_games: Vec<String> = [HUMAN, "human2", "human3"]
+        .into_iter()
+        .map(|user| corr_challenge(&fake, user, "black", 3))
+        .collect();
+    // Each gets its move, one game open at a time (at most max_games correspondence tasks).
+    let mut most_open = 0;
+    assert!(
+        fake.wait_until(Duration::from_secs(20), |f| {
+            let open = corr_games
+                .iter()
+                .filter(|id| f.game_stream_open(id, BOT))
+                .count();
+            most_open = most_open.max(open);
+            corr_games
+                .iter()
+                .all(|id| f.game(id).is_some_and(|g| g.moves.len() == 1))
+        })
+        .await,
+        "not every correspondence game got its move"
+    );
+    assert_eq!(most_open, 1, "correspondence games open at once");
     for id in &corr_games {
         assert_eq!(fake.game(id).unwrap().status, "started");
     }

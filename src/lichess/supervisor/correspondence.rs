@@ -40,8 +40,7 @@ impl State {
         let id = game.id().to_owned();
         if game.is_my_turn && !self.shutting_down {
             info!(game_id = %id, opponent = %game.opponent.username, "correspondence game: our turn");
-            self.parked.remove(&id);
-            self.spawn_game(id, 0, true);
+            self.open_correspondence(id);
         } else {
             info!(game_id = %id, opponent = %game.opponent.username,
                 checkin_s = self.ctx.settings.correspondence.checkin_period_s,
@@ -52,9 +51,40 @@ impl State {
 
     /// A `gameFinish` of a parked game: its task reads the final state (and keeps the PGN).
     pub(super) fn on_parked_finish(&mut self, id: &str) {
-        if self.parked.remove(id) {
+        if self.parked.contains(id) {
             info!(game_id = %id, "parked correspondence game finished: reading its end");
-            self.spawn_game(id.to_owned(), 0, true);
+            self.open_correspondence(id.to_owned());
+        }
+    }
+
+    /// Correspondence games with a task now.
+    fn open_correspondence_games(&self) -> usize {
+        self.games.values().filter(|g| g.correspondence).count()
+    }
+
+    /// At most `challenge.max_games` correspondence games have a task at once (each holds a
+    /// search table of `hash_share` while it does): game `id` gets one now, or waits for one
+    /// of them to park.
+    pub(super) fn open_correspondence(&mut self, id: String) {
+        self.parked.remove(&id);
+        if self.games.contains_key(&id) || self.corr_waiting.contains(&id) {
+            return;
+        }
+        self.corr_waiting.push_back(id);
+        self.drain_correspondence();
+    }
+
+    /// Gives the waiting correspondence games a task while fewer than `max_games` have one.
+    pub(super) fn drain_correspondence(&mut self) {
+        let max = self.ctx.settings.challenge.max_games.max(1) as usize;
+        while !self.shutting_down && self.open_correspondence_games() < max {
+            let Some(id) = self.corr_waiting.pop_front() else {
+                break;
+            };
+            self.parked.remove(&id);
+            if !self.games.contains_key(&id) && !self.finished.contains(&id) {
+                self.spawn_game(id, 0, true);
+            }
         }
     }
 
@@ -88,7 +118,12 @@ impl State {
         if self.shutting_down {
             return;
         }
-        let active: HashSet<String> = self.games.keys().cloned().collect();
+        let active: HashSet<String> = self
+            .games
+            .keys()
+            .chain(self.corr_waiting.iter())
+            .cloned()
+            .collect();
         let plan = correspondence::plan(&playing, &active, &self.parked);
         debug!(my_turn = ?playing.nb_my_turn, open = plan.open.len(),
             parked = self.parked.len(), "correspondence check-in");
@@ -103,8 +138,7 @@ impl State {
                 continue;
             }
             info!(game_id = %id, "correspondence check-in: opening the game");
-            self.parked.remove(&id);
-            self.spawn_game(id, 0, true);
+            self.open_correspondence(id);
         }
     }
 }

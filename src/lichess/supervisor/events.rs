@@ -25,6 +25,9 @@ impl State {
                     return;
                 }
                 if correspondence::is_correspondence_game(&game) {
+                    if self.corr_waiting.contains(&id) {
+                        return;
+                    }
                     if !self.parked.contains(&id) || game.is_my_turn {
                         self.on_correspondence_start(&game);
                     }

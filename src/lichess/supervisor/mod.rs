@@ -160,6 +160,8 @@ struct State {
     finished: HashSet<String>,
     /// Correspondence games going on without a task (waiting for the opponent).
     parked: HashSet<String>,
+    /// Correspondence games waiting for one of the `max_games` correspondence tasks.
+    corr_waiting: VecDeque<String>,
     tasks: JoinSet<GameReport>,
     pending: HashMap<String, Instant>,
     queue: VecDeque<Challenge>,
@@ -201,6 +203,7 @@ impl State {
             games: HashMap::new(),
             finished: HashSet::new(),
             parked: HashSet::new(),
+            corr_waiting: VecDeque::new(),
             tasks: JoinSet::new(),
             pending: HashMap::new(),
             queue: VecDeque::new(),
@@ -334,6 +337,7 @@ impl State {
                         Err(e) => self.on_game_panic(&e),
                     }
                     self.drain_queue();
+                    self.drain_correspondence();
                 }
                 Ev::Answered(r) => {
                     if let Ok((id, Err(e))) = r {
@@ -364,6 +368,7 @@ impl State {
                     for g in self.games.values().filter(|g| g.correspondence) {
                         g.quit.cancel();
                     }
+                    self.parked.extend(self.corr_waiting.drain(..));
                     for c in std::mem::take(&mut self.queue) {
                         self.decline(&c.id, DeclineReason::Later);
                     }
