@@ -15,6 +15,10 @@
 //! claim-victory timers, the quit signal) is one `select!`, so a search never stops the task from
 //! reading the stream and a slow POST never blocks a takeback.
 //!
+//! A correspondence game's task ([`play_correspondence_game`]) lives only while the game needs
+//! us: it thinks `correspondence.move_time_s`, never ponders, and ends as parked once the
+//! opponent has not moved for `correspondence.disconnect_time_s` (`lichess::correspondence`).
+//!
 //! This module holds the task and its loop; what it does on each stream line is in `events`,
 //! our turn (search, ponder, move POST) in `think`, chat and the other requests in
 //! `actions`, and the end of a game in `ending`.
