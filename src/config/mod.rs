@@ -16,6 +16,7 @@
 //! that turns `search.threads` into a number of threads.
 
 pub mod clock;
+pub mod correspondence;
 pub mod matchmaking;
 pub mod online;
 pub mod sections;
@@ -29,6 +30,7 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 pub use clock::TimeControl;
+pub use correspondence::CorrespondenceSettings;
 pub use matchmaking::MatchmakingConfig;
 pub use online::{CloudEvalSettings, ExplorerSettings, OnlineSettings, TablebaseSettings};
 pub use sections::{
@@ -119,6 +121,8 @@ pub struct Settings {
     pub metrics: MetricsSettings,
     /// Online move sources: tablebase, opening explorer, cloud eval (each off by default).
     pub online: OnlineSettings,
+    /// Correspondence games: think time, check-in and disconnect periods.
+    pub correspondence: CorrespondenceSettings,
 }
 
 /// Where the configuration comes from; `env` is injected so tests never touch the process
@@ -280,6 +284,7 @@ impl Settings {
             self.heartbeat.validate(),
             self.metrics.validate(),
             self.online.validate(),
+            self.correspondence.validate(),
         ] {
             if let Err((key, reason)) = check {
                 return bad(key, reason);

@@ -186,6 +186,8 @@ impl Inner {
             black: black.clone(),
             rated: spec.rated,
             clock,
+            days: if clock.is_none() { spec.days } else { None },
+            passed_ms: 0,
             speed: speed_of(spec.clock, spec.days).into(),
             variant: spec.variant.clone(),
             created_at: std::time::SystemTime::now()

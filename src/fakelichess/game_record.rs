@@ -16,6 +16,12 @@ pub(super) struct GameRec {
     pub(super) black: String,
     pub(super) rated: bool,
     pub(super) clock: Option<(i64, i64)>,
+    /// Correspondence days per turn: the side to move has that long from the last move
+    /// (lichess's correspondence clock), `wtime`/`btime` holding the full turn.
+    pub(super) days: Option<u32>,
+    /// Time that passed on the turn besides `last_change.elapsed()`, so tests can let days go
+    /// by without waiting (`FakeLichess::pass_time`); zeroed by every move.
+    pub(super) passed_ms: i64,
     pub(super) speed: String,
     /// Variant key of the challenge (the fake always applies atomic rules; a client sees the
     /// key, so tests can check what a bot does with a game of another variant).

@@ -104,6 +104,7 @@ impl Inner {
             .map_err(|e| format!("Invalid move {uci}: {e}"))?;
         g.moves.push(emitted);
         g.last_change = Instant::now();
+        g.passed_ms = 0;
         g.takeback_offer = None;
         let opponent_offer = g.draw_offer == Some(color.other());
         g.draw_offer = None;
@@ -302,6 +303,21 @@ impl Inner {
             }
             _ => err(400, "You cannot claim draw on this game"),
         }
+    }
+
+    /// `by` passes on the running turn of correspondence game `id` without waiting (the side
+    /// to move may lose on time at the next tick).
+    pub(crate) fn pass_time(&mut self, id: &str, by: Duration) -> Result<(), String> {
+        let Some(g) = self.games.get_mut(id) else {
+            return Err("No such game".into());
+        };
+        if !g.turn_running() {
+            return Err("Not a running correspondence game".into());
+        }
+        g.passed_ms = g
+            .passed_ms
+            .saturating_add(i64::try_from(by.as_millis()).unwrap_or(i64::MAX));
+        Ok(())
     }
 
     pub(crate) fn snapshot(&self, id: &str) -> Option<GameSnapshot> {

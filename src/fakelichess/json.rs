@@ -82,9 +82,11 @@ fn variant_json(key: &str) -> Value {
 }
 
 impl Inner {
-    /// `GET /api/account/playing`: `user`'s running games.
-    pub(crate) fn playing_json(&self, user: &str) -> Value {
-        let games: Vec<Value> = self
+    /// `GET /api/account/playing?nb=…`: `user`'s running games, most urgent first (ours to
+    /// move, then by the time left), at most `nb` of them (lichess: 9 by default, 1 to 50);
+    /// `nbMyTurn` counts all of them.
+    pub(crate) fn playing_json(&self, user: &str, nb: Option<usize>) -> Value {
+        let mut games: Vec<Value> = self
             .game_order
             .iter()
             .filter_map(|id| self.games.get(id))
@@ -95,6 +97,8 @@ impl Inner {
             .iter()
             .filter(|g| g["isMyTurn"] == json!(true))
             .count();
+        games.sort_by_key(|g| (g["isMyTurn"] != json!(true), g["secondsLeft"].as_i64()));
+        games.truncate(nb.unwrap_or(9).clamp(1, 50));
         json!({"nowPlaying": games, "nbMyTurn": my_turn})
     }
 
@@ -108,6 +112,9 @@ impl Inner {
         });
         if let Some((initial, inc)) = g.clock {
             v["clock"] = json!({"initial": initial, "increment": inc});
+        }
+        if let Some(days) = g.days {
+            v["daysPerTurn"] = json!(days);
         }
         v
     }

@@ -114,6 +114,9 @@ pub struct FakeConfig {
     pub first_move_timeout: Duration,
     /// How castling is written in move lists.
     pub castling: Castling,
+    /// How often clocks, deadlines and keep-alives are checked (25 ms). A test that lets days
+    /// pass in tokio's paused time raises it, so each simulated second costs few wake-ups.
+    pub tick: Duration,
 }
 
 impl Default for FakeConfig {
@@ -123,6 +126,7 @@ impl Default for FakeConfig {
             keepalive: Duration::from_secs(6),
             first_move_timeout: Duration::from_secs(25),
             castling: Castling::KingTakesRook,
+            tick: Duration::from_millis(25),
         }
     }
 }
@@ -150,7 +154,7 @@ impl FakeLichess {
     /// Starts on a bound listener.
     pub fn start_on(listener: TcpListener, config: FakeConfig) -> std::io::Result<FakeLichess> {
         let addr = listener.local_addr()?;
-        let keepalive = config.keepalive;
+        let (keepalive, period) = (config.keepalive, config.tick);
         let shared = Arc::new(Mutex::new(Inner::new(config)));
         let stop = CancellationToken::new();
         let app = routes::router(&shared);
@@ -164,7 +168,7 @@ impl FakeLichess {
         // Keep-alives and clocks.
         let (s2, sh2) = (stop.clone(), shared.clone());
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_millis(25));
+            let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
             let mut last_keepalive = tokio::time::Instant::now();
             loop {
                 tokio::select! {
@@ -219,6 +223,12 @@ impl FakeLichess {
     /// `user` plays `uci` in `game` (as `POST .../move/{uci}`).
     pub fn play(&self, game: &str, user: &str, uci: &str) -> Result<(), String> {
         self.with(|i| i.play(game, user, uci, None))
+    }
+
+    /// Lets `by` pass on the running turn of correspondence game `id` at once: tests simulate
+    /// days without waiting them (the side to move loses on time once its days are gone).
+    pub fn pass_time(&self, id: &str, by: Duration) -> Result<(), String> {
+        self.with(|i| i.pass_time(id, by))
     }
 
     /// `user` offers a draw (`true`) or declines one.

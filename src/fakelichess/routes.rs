@@ -111,8 +111,19 @@ async fn account(State(s): State<Shared>, Extension(Caller(user)): Extension<Cal
     http::json(200, &lock(&s).account_json(&user))
 }
 
-async fn playing(State(s): State<Shared>, Extension(Caller(user)): Extension<Caller>) -> Response {
-    http::json(200, &lock(&s).playing_json(&user))
+/// The query of `GET /api/account/playing`.
+#[derive(Deserialize)]
+struct PlayingQuery {
+    /// How many games (lichess: 1 to 50, 9 by default).
+    nb: Option<usize>,
+}
+
+async fn playing(
+    State(s): State<Shared>,
+    Extension(Caller(user)): Extension<Caller>,
+    Query(q): Query<PlayingQuery>,
+) -> Response {
+    http::json(200, &lock(&s).playing_json(&user, q.nb))
 }
 
 async fn upgrade(State(s): State<Shared>, Extension(Caller(user)): Extension<Caller>) -> Response {

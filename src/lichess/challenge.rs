@@ -138,6 +138,11 @@ pub fn decide(
     if load.shutting_down || (is_bot && load.bot_games_limited) {
         return Decision::Decline(DeclineReason::Later);
     }
+    if matches!(challenge.time_control, TimeControl::Correspondence { .. }) {
+        // A correspondence game holds no real-time slot: it is played a move at a time
+        // between check-ins (`lichess::correspondence`).
+        return Decision::Accept;
+    }
     if load.playing + load.pending < settings.max_games {
         Decision::Accept
     } else if load.queued < settings.queue_size {
@@ -418,6 +423,39 @@ mod tests {
             ..Load::default()
         };
         assert_eq!(d(&ok, &s, down), Decision::Decline(Later));
+    }
+
+    /// A correspondence game takes no real-time slot: accepted with every slot busy and the
+    /// queue full, but not while shutting down.
+    #[test]
+    fn correspondence_is_accepted_whatever_the_real_time_load() {
+        let s = ChallengeSettings {
+            correspondence: true,
+            max_games: 1,
+            queue_size: 0,
+            ..ChallengeSettings::default()
+        };
+        let corr = ch(
+            "atomic",
+            Tc::Correspondence { days_per_turn: 3 },
+            false,
+            false,
+            "alice",
+        );
+        let full = Load {
+            playing: 1,
+            pending: 1,
+            queued: 3,
+            ..Load::default()
+        };
+        assert_eq!(d(&corr, &s, full), Decision::Accept);
+        let realtime = ch("atomic", clock(60, 0), false, false, "alice");
+        assert_eq!(d(&realtime, &s, full), Decision::Decline(Later));
+        let down = Load {
+            shutting_down: true,
+            ..full
+        };
+        assert_eq!(d(&corr, &s, down), Decision::Decline(Later));
     }
 
     /// lichess's daily bot-game limit: bots are told `later`, humans still play, even with

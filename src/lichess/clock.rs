@@ -12,7 +12,8 @@
 //!   at half of what `gameState.expiration` says is left of that deadline when lichess sends it;
 //! - a game without a clock (unlimited, correspondence: lichess reports days, or
 //!   `2147483647` ms) would let the plan run for hours: one move is capped at
-//!   [`UNCLOCKED_CAP`];
+//!   [`UNCLOCKED_CAP`] (the correspondence games the supervisor recognizes think
+//!   `correspondence.move_time_s` instead: [`crate::lichess::correspondence::move_budget`]);
 //! - the search threads are shared among the games running at once
 //!   ([`crate::lichess::game::threads`]).
 //!

@@ -7,6 +7,7 @@
 //! - [`game`]: one game: its stream, position rebuilt from the move list, the move picker on a
 //!   blocking thread, move POST, offers, chat, PGN.
 //! - [`clock`]: a game's clock as the input of the one time manager (`search::time`).
+//! - [`correspondence`]: correspondence games: think time, check-ins, parked games.
 //! - [`challenge`]: the pure accept/decline policy.
 //! - [`matchmaking`]: challenging other bots when idle; [`chat_commands`]: `!eval` and friends.
 //! - [`online`]: lichess's tablebase, opening explorer and cloud eval, asked before the search.
@@ -18,6 +19,7 @@ pub mod challenge;
 pub mod chat_commands;
 pub mod client;
 pub mod clock;
+pub mod correspondence;
 pub mod game;
 pub mod lenient;
 pub mod matchmaking;

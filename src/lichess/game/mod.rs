@@ -15,6 +15,10 @@
 //! claim-victory timers, the quit signal) is one `select!`, so a search never stops the task from
 //! reading the stream and a slow POST never blocks a takeback.
 //!
+//! A correspondence game's task ([`play_correspondence_game`]) lives only while the game needs
+//! us: it thinks `correspondence.move_time_s`, never ponders, and ends as parked once the
+//! opponent has not moved for `correspondence.disconnect_time_s` (`lichess::correspondence`).
+//!
 //! This module holds the task and its loop; what it does on each stream line is in `events`,
 //! our turn (search, ponder, move POST) in `think`, chat and the other requests in
 //! `actions`, and the end of a game in `ending`.
@@ -171,6 +175,11 @@ struct Task {
     post_timing: Option<(Instant, Duration)>,
     /// The online move sources of this game (`None`: all off), with their answer cache.
     online: Option<Arc<crate::lichess::online::OnlineSources>>,
+    /// A correspondence game (`lichess::correspondence`): its own think time, no ponder, and
+    /// the task ends as parked when the game waits for the opponent (or on `quit`).
+    correspondence: bool,
+    /// When this correspondence game, waiting for the opponent, closes its stream.
+    park_at: Option<Instant>,
 }
 
 /// Plays the game `id` to its end. `quit` asks to abort/resign it (shutdown mode).
@@ -178,6 +187,23 @@ pub async fn play_game(ctx: GameContext, id: String, quit: CancellationToken) ->
     let _running = ctx.client.metrics().game_started();
     let span = crate::telemetry::game_span(&id);
     let mut task = Task::new(ctx, id);
+    tracing::Instrument::instrument(task.run(quit), span).await
+}
+
+/// Plays the correspondence game `id` while it needs us: our move (if it is our turn), then
+/// the task ends with the status [`crate::lichess::correspondence::PARKED`] once
+/// `correspondence.disconnect_time_s` passed without the opponent moving, or at once on
+/// `quit` (a correspondence game is never aborted or resigned on shutdown: a restart resumes
+/// it). A game that is over when its stream opens ends the task like any game, PGN included.
+pub async fn play_correspondence_game(
+    ctx: GameContext,
+    id: String,
+    quit: CancellationToken,
+) -> GameReport {
+    let _running = ctx.client.metrics().game_started();
+    let span = crate::telemetry::game_span(&id);
+    let mut task = Task::new(ctx, id);
+    task.correspondence = true;
     tracing::Instrument::instrument(task.run(quit), span).await
 }
 
@@ -234,6 +260,8 @@ impl Task {
             chat: ChatResponder::new(&ctx.me.username, ctx.settings.chat.cooldown()),
             post_timing: None,
             online,
+            correspondence: false,
+            park_at: None,
             ctx,
         }
     }
@@ -360,11 +388,22 @@ impl Task {
                     }
                 }
                 Ev::Timer => self.on_timer(),
+                Ev::Quit if self.correspondence => {
+                    info!("shutting down: leaving the correspondence game for the next start");
+                    return self.park();
+                }
                 Ev::Quit => {
                     self.quitting = Some(Instant::now());
                     self.quit_game();
                 }
                 Ev::Reconnect => {}
+            }
+            if self.correspondence && self.park_due() {
+                info!(
+                    idle_s = self.ctx.settings.correspondence.disconnect_time_s,
+                    "the opponent has not moved: closing the stream until the next check-in"
+                );
+                return self.park();
             }
             if let Some(t) = self.quitting
                 && t.elapsed() > Duration::from_secs(15)
@@ -387,10 +426,38 @@ impl Task {
             quit_check,
             self.resync_until,
             ponder_check,
+            self.park_at,
         ]
         .into_iter()
         .flatten()
         .min()
+    }
+
+    /// Whether this correspondence game has waited `disconnect_time_s` for the opponent with
+    /// nothing of ours in flight; arms or clears that wait.
+    fn park_due(&mut self) -> bool {
+        let waiting = match (&self.state, &self.game, self.color) {
+            (Some(state), Some(game), Some(color)) => {
+                !state.is_terminal() && game.position().turn() != color
+            }
+            _ => false,
+        };
+        if !waiting || self.job.is_some() || self.post.is_some() || self.quitting.is_some() {
+            self.park_at = None;
+            return false;
+        }
+        let wait = Duration::from_secs(self.ctx.settings.correspondence.disconnect_time_s);
+        let at = *self.park_at.get_or_insert_with(|| Instant::now() + wait);
+        at <= Instant::now()
+    }
+
+    /// Ends the task of a correspondence game that goes on without us for now: its stream is
+    /// dropped with the task, nothing is summarized or counted (the game is not over).
+    fn park(&mut self) -> GameReport {
+        if let Some(Job::Think { stop, .. } | Job::Ponder { stop, .. }) = &self.job {
+            stop.store(true, Ordering::Relaxed);
+        }
+        self.report(crate::lichess::correspondence::PARKED, None)
     }
 
     fn on_timer(&mut self) {

@@ -12,12 +12,13 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use super::threads::{SearchKind, search_threads};
+use super::threads::{SearchKind, SearchSlot, search_threads};
 use super::{GameReport, MAX_REJECTED, RESYNC_WAIT, STUCK_GRACE, Task};
 use crate::config::{Engine, Settings};
 use crate::lichess::chat_commands::EvalReport;
 use crate::lichess::client::ApiError;
 use crate::lichess::clock::{TurnClock, budget};
+use crate::lichess::correspondence;
 use crate::lichess::online::{MoveSource, Played, decide};
 use crate::lichess::picker::{Budget, MovePicker, Pick, Proven, SimplePicker};
 
@@ -87,12 +88,21 @@ impl Task {
                 first_move_left: state.expiration.map(|e| e.left()),
                 clocked: self.full.as_ref().is_some_and(|f| f.clock.is_some()),
             };
-            let mut budget = budget(
-                &self.ctx.settings.game,
-                &turn,
-                self.ctx.running.load(Ordering::Relaxed),
-                self.ctx.settings.search.effective_threads().count,
-            );
+            let total = self.ctx.settings.search.effective_threads().count;
+            // A correspondence game shares the threads only while it searches.
+            let slot = self
+                .correspondence
+                .then(|| SearchSlot::take(&self.ctx.running));
+            let running = self.ctx.running.load(Ordering::Relaxed);
+            let mut budget = if self.correspondence {
+                correspondence::move_budget(
+                    &self.ctx.settings.correspondence,
+                    ours,
+                    search_threads(total, running, SearchKind::Think),
+                )
+            } else {
+                budget(&self.ctx.settings.game, &turn, running, total)
+            };
             // Our clock has run since the line that made it our turn was read (stopping a
             // ponder, a re-sync): that time comes out of this move's budget, not the reserve.
             let spent = self.received.elapsed();
@@ -107,6 +117,7 @@ impl Task {
             // search on a blocking thread with what is left.
             let handle = tokio::spawn(tracing::Instrument::instrument(
                 async move {
+                    let _slot = slot;
                     let asked = std::time::Instant::now();
                     let advice = match &online {
                         Some(o) => o.advise(&game, &budget).await,
@@ -151,6 +162,7 @@ impl Task {
                 received: self.received,
             });
         } else if !our_turn
+            && !self.correspondence
             && self.ctx.settings.game.ponder
             && self.ponder_threads() > 0
             && !game.moves().is_empty()

@@ -20,6 +20,30 @@
 //! restarted with its new share (see `Task::recheck_ponder`), while a think, bounded by its move
 //! time, finishes with the share it started with.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One place in the count of games sharing the threads (`GameContext::running`), held while
+/// alive: a real-time game's task holds one for the whole game, a correspondence game only
+/// while its search runs (an idle correspondence game, waiting days for a move, takes no
+/// share). Released on drop, so a panicking or aborted task gives its place back.
+#[derive(Debug)]
+pub struct SearchSlot(Arc<AtomicUsize>);
+
+impl SearchSlot {
+    /// Takes a place in `running`.
+    pub fn take(running: &Arc<AtomicUsize>) -> Self {
+        running.fetch_add(1, Ordering::Relaxed);
+        Self(running.clone())
+    }
+}
+
+impl Drop for SearchSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// What a game's search is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SearchKind {
@@ -44,6 +68,18 @@ pub fn search_threads(total: usize, running_games: usize, kind: SearchKind) -> u
 mod tests {
     use super::*;
     use SearchKind::{Ponder, Think};
+
+    #[test]
+    fn a_slot_is_held_until_dropped() {
+        let running = Arc::new(AtomicUsize::new(0));
+        let a = SearchSlot::take(&running);
+        let b = SearchSlot::take(&running);
+        assert_eq!(running.load(Ordering::Relaxed), 2);
+        drop(a);
+        assert_eq!(running.load(Ordering::Relaxed), 1);
+        drop(b);
+        assert_eq!(running.load(Ordering::Relaxed), 0);
+    }
 
     #[test]
     fn a_game_alone_gets_every_thread() {

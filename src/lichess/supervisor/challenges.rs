@@ -8,7 +8,7 @@ use tracing::{info, warn};
 use super::{DECIDED_TTL, PENDING_TTL, State};
 use crate::lichess::challenge::{self, Decision, DeclineReason, Load};
 use crate::lichess::client::ApiError;
-use crate::lichess::model::Challenge;
+use crate::lichess::model::{Challenge, TimeControl};
 
 impl State {
     pub(super) fn load(&self) -> Load {
@@ -17,7 +17,7 @@ impl State {
             .with_matchmaker(|m| m.pending_challenges())
             .unwrap_or(0);
         Load {
-            playing: self.games.len() as u32,
+            playing: self.realtime_games() as u32,
             pending: (self.pending.len() + ours) as u32,
             queued: self.queue.len() as u32,
             shutting_down: self.shutting_down,
@@ -33,7 +33,10 @@ impl State {
         let id = challenge.id;
         let challenger = challenge.challenger.map(|c| c.id);
         self.decided.insert(id.clone(), Instant::now());
-        self.pending.insert(id.clone(), Instant::now());
+        // A correspondence game will not take a real-time slot: nothing to hold for it.
+        if !matches!(challenge.time_control, TimeControl::Correspondence { .. }) {
+            self.pending.insert(id.clone(), Instant::now());
+        }
         let client = self.ctx.client.clone();
         let daily = self.daily_limit.clone();
         let matchmaker = self.matchmaker.clone();

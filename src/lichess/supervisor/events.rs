@@ -7,6 +7,7 @@ use tracing::{debug, info, warn};
 
 use super::State;
 use crate::lichess::challenge::{self, Decision};
+use crate::lichess::correspondence;
 use crate::lichess::model::Event;
 
 impl State {
@@ -23,13 +24,23 @@ impl State {
                     warn!("gameStart without a game id ignored");
                     return;
                 }
+                if correspondence::is_correspondence_game(&game) {
+                    if self.corr_waiting.contains(&id) {
+                        return;
+                    }
+                    if !self.parked.contains(&id) || game.is_my_turn {
+                        self.on_correspondence_start(&game);
+                    }
+                    return;
+                }
                 info!(game_id = %id, opponent = %game.opponent.username, "game start");
                 let opponent = game.opponent.id.clone().unwrap_or_default();
                 self.with_matchmaker(|m| m.game_started(&id, &opponent, false, Instant::now()));
-                self.spawn_game(id, 0);
+                self.spawn_game(id, 0, false);
             }
             Event::GameFinish { game } => {
                 debug!(game_id = %game.id(), "gameFinish");
+                self.on_parked_finish(game.id());
             }
             Event::Challenge { challenge, compat } => {
                 if self.decided.contains_key(&challenge.id)

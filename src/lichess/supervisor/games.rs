@@ -1,31 +1,39 @@
 //! One task per game: starting it, and restarting it (a bounded number of times) when it
 //! panics while its game is still running on lichess.
 
-use std::sync::atomic::Ordering;
-
 use tokio_util::sync::CancellationToken;
 use tracing::warn;
 
 use super::{GameEntry, MAX_GAME_RESTARTS, State};
-use crate::lichess::game::play_game;
+use crate::lichess::game::threads::SearchSlot;
+use crate::lichess::game::{play_correspondence_game, play_game};
 
 impl State {
-    /// Starts the task of game `id` (again, after `restarts` panics).
-    pub(super) fn spawn_game(&mut self, id: String, restarts: u32) {
+    /// Starts the task of game `id` (again, after `restarts` panics). A real-time game's task
+    /// holds its share of the search threads for the whole game; a correspondence game's only
+    /// while it searches.
+    pub(super) fn spawn_game(&mut self, id: String, restarts: u32, correspondence: bool) {
         let quit = CancellationToken::new();
-        let task = self
-            .tasks
-            .spawn(play_game(self.ctx.clone(), id.clone(), quit.clone()))
-            .id();
+        let (ctx, game, q) = (self.ctx.clone(), id.clone(), quit.clone());
+        let task = if correspondence {
+            self.tasks.spawn(play_correspondence_game(ctx, game, q))
+        } else {
+            let slot = SearchSlot::take(&self.ctx.running);
+            self.tasks.spawn(async move {
+                let _slot = slot;
+                play_game(ctx, game, q).await
+            })
+        }
+        .id();
         self.games.insert(
             id,
             GameEntry {
                 quit,
                 task,
                 restarts,
+                correspondence,
             },
         );
-        self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
     }
 
     /// A game task panicked: the game is still running on lichess, so restart its task (the
@@ -42,7 +50,11 @@ impl State {
             warn!(error = %e, "a game task failed");
             return;
         };
-        let restarts = self.games.remove(&id).map_or(0, |g| g.restarts) + 1;
+        let (restarts, correspondence) = self
+            .games
+            .remove(&id)
+            .map_or((0, false), |g| (g.restarts, g.correspondence));
+        let restarts = restarts + 1;
         if restarts > MAX_GAME_RESTARTS {
             tracing::error!(game_id = %id, error = %e, "game task failed again: leaving the game");
             self.ctx
@@ -53,6 +65,6 @@ impl State {
             return;
         }
         tracing::error!(game_id = %id, error = %e, restarts, "game task failed: restarting it");
-        self.spawn_game(id, restarts);
+        self.spawn_game(id, restarts, correspondence);
     }
 }

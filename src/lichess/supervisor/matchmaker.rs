@@ -23,7 +23,7 @@ impl State {
     pub(super) fn publish_load(&self) {
         let waiting = self.pending.len() + self.queue.len();
         let load = matchmaking::Load {
-            games_running: self.games.len(),
+            games_running: self.realtime_games(),
             challenges_waiting: waiting,
             max_games: self.ctx.settings.challenge.max_games as usize,
         };

@@ -11,17 +11,19 @@
 //!
 //! This module holds the supervisor and its loop (the event stream, its watchdog and
 //! reconnects, shutdown); what each event does is in `events`, incoming challenges once decided
-//! in `challenges`, the game tasks in `games`, matchmaking's task in `matchmaker`, and the
-//! signal handling in `signal`.
+//! in `challenges`, the game tasks in `games`, correspondence games (parked between moves, the
+//! periodic check-in) in `correspondence`, matchmaking's task in `matchmaker`, and the signal
+//! handling in `signal`.
 
 mod challenges;
+mod correspondence;
 mod events;
 mod games;
 mod matchmaker;
 mod signal;
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -39,7 +41,7 @@ use crate::lichess::challenge::DeclineReason;
 use crate::lichess::client::{ApiError, BodyReader, LichessClient};
 use crate::lichess::game::{GameContext, GameReport, Metrics};
 use crate::lichess::matchmaking::{self, Matchmaker};
-use crate::lichess::model::{Account, Challenge, Event};
+use crate::lichess::model::{Account, Challenge, Event, Playing};
 use crate::lichess::ndjson::{Line, StreamEnd};
 use crate::lichess::picker::PickerFactory;
 use matchmaker::start_matchmaking;
@@ -144,6 +146,8 @@ struct GameEntry {
     task: tokio::task::Id,
     /// Times its task panicked and was restarted.
     restarts: u32,
+    /// A correspondence game: not counted against `max_games`, parked between moves.
+    correspondence: bool,
 }
 
 /// A game whose task panicked this often is left (a panic loop must not spin).
@@ -154,6 +158,10 @@ struct State {
     reports: Option<mpsc::UnboundedSender<GameReport>>,
     games: HashMap<String, GameEntry>,
     finished: HashSet<String>,
+    /// Correspondence games going on without a task (waiting for the opponent).
+    parked: HashSet<String>,
+    /// Correspondence games waiting for one of the `max_games` correspondence tasks.
+    corr_waiting: VecDeque<String>,
     tasks: JoinSet<GameReport>,
     pending: HashMap<String, Instant>,
     queue: VecDeque<Challenge>,
@@ -178,6 +186,8 @@ enum Ev {
     Line(Box<Result<Line<Event>, StreamEnd>>),
     GameDone(Result<(tokio::task::Id, GameReport), tokio::task::JoinError>),
     Answered(Result<(String, Result<(), ApiError>), tokio::task::JoinError>),
+    CheckIn,
+    CheckedIn(Result<Playing, ApiError>),
     Shutdown,
     Grace,
     Tick,
@@ -192,6 +202,8 @@ impl State {
             reports,
             games: HashMap::new(),
             finished: HashSet::new(),
+            parked: HashSet::new(),
+            corr_waiting: VecDeque::new(),
             tasks: JoinSet::new(),
             pending: HashMap::new(),
             queue: VecDeque::new(),
@@ -224,6 +236,9 @@ impl State {
         let mut connected_at = Instant::now();
         let mut grace_at: Option<Instant> = None;
         let mut tick = tokio::time::interval(Duration::from_secs(5));
+        let mut check_in_at =
+            Instant::now() + correspondence::FIRST_CHECK_IN.min(self.check_in_period());
+        let mut checking_in: Option<BoxFuture<'static, Result<Playing, ApiError>>> = None;
         let healthy = Duration::from_millis(self.ctx.settings.lichess.healthy_after_ms);
         loop {
             self.publish_load();
@@ -251,6 +266,8 @@ impl State {
                 Some(r) = self.tasks.join_next_with_id() => Ev::GameDone(r),
                 Some(r) = self.answers.join_next() => Ev::Answered(r),
                 _ = shutdown.cancelled(), if !self.shutting_down => Ev::Shutdown,
+                r = async { match &mut checking_in { Some(f) => f.await, None => std::future::pending().await } } => Ev::CheckedIn(r),
+                _ = tokio::time::sleep_until(check_in_at), if checking_in.is_none() => Ev::CheckIn,
                 _ = sleep_opt(grace_at) => Ev::Grace,
                 _ = sleep_opt(reconnect_at), if reader.is_none() && connecting.is_none() => Ev::Reconnect,
                 _ = tick.tick() => Ev::Tick,
@@ -301,8 +318,8 @@ impl State {
                     }
                 },
                 Ev::GameDone(r) => {
-                    self.ctx.running.store(self.tasks.len(), Ordering::Relaxed);
                     match r {
+                        Ok((_task, report)) if self.parked_report(&report) => {}
                         Ok((_task, report)) => {
                             self.games.remove(&report.id);
                             let aborted = report.status == "aborted";
@@ -320,6 +337,7 @@ impl State {
                         Err(e) => self.on_game_panic(&e),
                     }
                     self.drain_queue();
+                    self.drain_correspondence();
                 }
                 Ev::Answered(r) => {
                     if let Ok((id, Err(e))) = r {
@@ -331,9 +349,26 @@ impl State {
                         self.drain_queue();
                     }
                 }
+                Ev::CheckIn => {
+                    // One request per period, whatever its answer (429s included).
+                    check_in_at = Instant::now() + self.check_in_period();
+                    if self.checks_in() {
+                        let client = self.ctx.client.clone();
+                        checking_in = Some(Box::pin(async move { client.playing().await }));
+                    }
+                }
+                Ev::CheckedIn(r) => {
+                    checking_in = None;
+                    self.on_checked_in(r);
+                }
                 Ev::Shutdown => {
                     self.shutting_down = true;
                     info!(games = self.games.len(), "shutting down: no new games");
+                    // Correspondence games are left for the next start, never resigned.
+                    for g in self.games.values().filter(|g| g.correspondence) {
+                        g.quit.cancel();
+                    }
+                    self.parked.extend(self.corr_waiting.drain(..));
                     for c in std::mem::take(&mut self.queue) {
                         self.decline(&c.id, DeclineReason::Later);
                     }
