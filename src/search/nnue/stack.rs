@@ -134,17 +134,16 @@ impl Stack {
             return;
         }
         let base = self.entries[..top].iter().rposition(|e| e.computed);
-        let first = match base {
-            Some(i) => i + 1,
-            None => {
-                // Nothing computed below: the lowest entry of the line starts afresh.
-                let lowest = &mut self.entries[ROOT.min(top)];
-                lowest
-                    .acc
-                    .refresh(&self.net, &lowest.board, &mut self.added);
-                lowest.computed = true;
-                ROOT.min(top) + 1
-            }
+        let first = if let Some(i) = base {
+            i + 1
+        } else {
+            // Nothing computed below: the lowest entry of the line starts afresh.
+            let lowest = &mut self.entries[ROOT.min(top)];
+            lowest
+                .acc
+                .refresh(&self.net, &lowest.board, &mut self.added);
+            lowest.computed = true;
+            ROOT.min(top) + 1
         };
         for i in first..=top {
             let (below, rest) = self.entries.split_at_mut(i);
