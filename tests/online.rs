@@ -384,6 +384,9 @@ async fn a_game_with_the_book_then_the_tablebase() {
     let mut s = settings(&fake.url());
     online(&mut s, &fake.url());
     s.chat.cooldown_s = 0;
+    // The book move's safety check is a search: this test pins the evaluation it was written
+    // with (the linear one accepts cxd5 here; the plumbing, not the judgement, is under test).
+    s.search.eval_file = Some("<linear>".into());
     let search = s.search.clone();
     let pickers = atomic_bot::lichess::app::pickers(&search).expect("no network file to load");
     let bot = start_bot_with(s, pickers);

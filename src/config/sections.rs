@@ -219,8 +219,9 @@ pub struct SearchSettings {
     /// Total search threads, shared by the running games: `"auto"` (the default) = every
     /// core the process may use ([`super::threads`]), or a number.
     pub threads: Threads,
-    /// A network file to evaluate with (format in `search::nnue::format`), loaded once at
-    /// start-up and shared by every game; absent: the linear evaluation.
+    /// The evaluation: absent or `<embedded>` the network built into the binary, `<linear>` the
+    /// linear evaluation, else a network file (format in `search::nnue::format`) loaded once at
+    /// start-up and shared by every game.
     pub eval_file: Option<PathBuf>,
 }
 

@@ -14,13 +14,15 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
 
+use crate::search::nnue::{Network, NetworkError, embedded};
 use crate::search::{SearchConfig, Searcher};
 use selfplay::{PlayRules, Played};
 
@@ -52,6 +54,11 @@ pub struct DatagenArgs {
     /// Transposition table per game in MiB.
     #[arg(long, default_value_t = 16)]
     pub hash: usize,
+    /// The evaluation of the playing engine: `<embedded>` (the network built in; each
+    /// generation's network makes the next one's data), `<linear>` (what made gen0) or a
+    /// network file.
+    #[arg(long, default_value = "<embedded>")]
+    pub eval_file: String,
 }
 
 /// Why a run failed.
@@ -59,6 +66,8 @@ pub struct DatagenArgs {
 pub enum DatagenError {
     /// Nonsensical arguments.
     Usage(String),
+    /// The network file did not load.
+    Network(NetworkError),
     /// The output file could not be written.
     Io(PathBuf, std::io::Error),
 }
@@ -67,6 +76,7 @@ impl fmt::Display for DatagenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DatagenError::Usage(why) => write!(f, "datagen: {why}"),
+            DatagenError::Network(e) => write!(f, "datagen: --eval-file: {e}"),
             DatagenError::Io(path, e) => write!(f, "datagen: cannot write {}: {e}", path.display()),
         }
     }
@@ -124,6 +134,13 @@ pub fn run(args: &DatagenArgs, progress: Option<Duration>) -> Result<Summary, Da
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
+    let network = match args.eval_file.as_str() {
+        embedded::NAME => Some(embedded::network()),
+        embedded::LINEAR => None,
+        path => Some(Arc::new(
+            Network::load(Path::new(path)).map_err(DatagenError::Network)?,
+        )),
+    };
     let io = |e| DatagenError::Io(args.out.clone(), e);
     let mut out = BufWriter::new(File::create(&args.out).map_err(io)?);
     out.write_all(&record::header()).map_err(io)?;
@@ -134,6 +151,7 @@ pub fn run(args: &DatagenArgs, progress: Option<Duration>) -> Result<Summary, Da
     };
     let config = SearchConfig {
         hash_mb: args.hash.max(1),
+        network,
         ..SearchConfig::default()
     };
     let next = AtomicU64::new(args.first_game);
@@ -214,6 +232,7 @@ mod tests {
             random_plies: 8,
             threads: Some(threads),
             hash: 2,
+            eval_file: embedded::LINEAR.to_owned(),
         }
     }
 
@@ -245,5 +264,9 @@ mod tests {
         let unwritable = args(PathBuf::from("/nonexistent/dir/x.bin"), 1);
         let err = run(&unwritable, None).expect_err("cannot create");
         assert!(err.to_string().contains("/nonexistent/dir/x.bin"), "{err}");
+        let mut no_net = args(std::env::temp_dir().join("atomic-datagen-unused.bin"), 1);
+        no_net.eval_file = "/no/such/net.nnue".into();
+        let err = run(&no_net, None).expect_err("no network");
+        assert!(err.to_string().contains("/no/such/net.nnue"), "{err}");
     }
 }

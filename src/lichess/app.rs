@@ -19,7 +19,7 @@ use crate::lichess::game::{GameContext, GameReport, Metrics, play_game};
 use crate::lichess::picker::{PickerFactory, SearcherFactory, SimplePickerFactory};
 use crate::lichess::supervisor::{BotError, Supervisor, shutdown_signal};
 use crate::search::Algorithm;
-use crate::search::nnue::{Network, NetworkError};
+use crate::search::nnue::{Network, NetworkError, embedded};
 
 /// `atomic-bot lichess`.
 #[derive(Clone, Debug, clap::Args)]
@@ -229,11 +229,14 @@ pub fn lichess(args: LichessArgs) -> ExitCode {
 }
 
 /// The move pickers the bot plays with (`search.engine`), evaluating with the network of
-/// `search.eval_file` when one is set: loaded here, once, and shared by every game.
+/// `search.eval_file`: absent or `<embedded>` the built-in network, `<linear>` the linear
+/// evaluation, else a file loaded here, once, and shared by every game.
 pub fn pickers(search: &SearchSettings) -> Result<Arc<dyn PickerFactory>, NetworkError> {
     let network = match &search.eval_file {
+        None => Some(embedded::network()),
+        Some(path) if path.as_os_str() == embedded::NAME => Some(embedded::network()),
+        Some(path) if path.as_os_str() == embedded::LINEAR => None,
         Some(path) => Some(Arc::new(Network::load(path)?)),
-        None => None,
     };
     Ok(match search.engine {
         Engine::Alphabeta => Arc::new(SearcherFactory::new(Algorithm::AlphaBeta, network)),

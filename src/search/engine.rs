@@ -64,7 +64,8 @@ pub struct SearchConfig {
     /// Tunable parameters.
     pub params: SearchParams,
     /// The network that evaluates (UCI `EvalFile`, `search.eval_file`), shared by every
-    /// thread and game; `None`: the linear evaluation.
+    /// thread and game; `None`: the linear evaluation. Default: the embedded network
+    /// ([`super::nnue::embedded`]).
     pub network: Option<Arc<Network>>,
 }
 
@@ -89,7 +90,7 @@ impl Default for SearchConfig {
             seed: 0,
             randomize: false,
             params: SearchParams::default(),
-            network: None,
+            network: Some(super::nnue::embedded::network()),
         }
     }
 }

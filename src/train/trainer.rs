@@ -49,7 +49,7 @@ impl Default for Options {
             epochs: 10,
             batch: 16384,
             lr: 0.003,
-            wdl: 0.4,
+            wdl: 0.05,
             power: 2.0,
             threads: 1,
             seed: 1,

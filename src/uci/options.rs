@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::search::nnue::Network;
+use crate::search::nnue::{Network, embedded};
 use crate::search::{Algorithm, SearchConfig, params};
 
 /// Default `Move Overhead` in milliseconds: enough for a local GUI or match runner; lichess
@@ -24,7 +24,8 @@ pub struct Options {
     pub ponder: bool,
     /// Print `wdl` in info lines.
     pub show_wdl: bool,
-    /// The `EvalFile` whose network evaluates (empty: the linear evaluation).
+    /// The `EvalFile` whose network evaluates: `<embedded>` (the default), `<linear>` (the
+    /// linear evaluation) or a path.
     pub eval_file: String,
 }
 
@@ -36,7 +37,7 @@ impl Default for Options {
             multipv: 1,
             ponder: false,
             show_wdl: false,
-            eval_file: String::new(),
+            eval_file: embedded::NAME.to_owned(),
         }
     }
 }
@@ -73,7 +74,10 @@ impl Options {
             "option name Randomize type check default false".to_string(),
             "option name Seed type spin default 0 min 0 max 2147483647".to_string(),
             "option name Clear Hash type button".to_string(),
-            "option name EvalFile type string default <empty>".to_string(),
+            format!(
+                "option name EvalFile type string default {}",
+                embedded::NAME
+            ),
         ];
         let defaults = crate::search::SearchParams::default();
         for spec in params::PARAMS {
@@ -162,12 +166,18 @@ impl Options {
 }
 
 impl Options {
-    /// Loads the network of `EvalFile` = `file` (empty or `<empty>`: back to the linear
-    /// evaluation). A file that does not load leaves the evaluation as it was.
+    /// Loads the network of `EvalFile` = `file`: `<embedded>` (or empty) the built-in network,
+    /// `<linear>` (or `<empty>`, which meant it before the network was embedded) the linear
+    /// evaluation, else a file. A file that does not load leaves the evaluation as it was.
     fn set_eval_file(&mut self, file: &str) -> Result<(), String> {
-        if file.is_empty() || file == "<empty>" {
+        if file.is_empty() || file == embedded::NAME {
+            self.search.network = Some(embedded::network());
+            embedded::NAME.clone_into(&mut self.eval_file);
+            return Ok(());
+        }
+        if file == embedded::LINEAR || file == "<empty>" {
             self.search.network = None;
-            self.eval_file.clear();
+            embedded::LINEAR.clone_into(&mut self.eval_file);
             return Ok(());
         }
         if file == self.eval_file && self.search.network.is_some() {
@@ -264,17 +274,18 @@ mod tests {
     }
 
     #[test]
-    fn eval_file_loads_a_network_keeps_the_old_one_on_an_error_and_empty_goes_linear() {
+    fn eval_file_loads_a_network_keeps_the_old_one_on_an_error_and_names_embedded_or_linear() {
         let dir = tempfile::tempdir().expect("temp dir");
         let good = dir.path().join("net.nnue");
         std::fs::write(&good, Network::random(16, 1, 2).to_bytes()).expect("written");
         let mut options = Options::default();
-        assert!(options.search.network.is_none());
+        let embedded_net = options.search.network.clone().expect("the embedded network");
+        assert!(Arc::ptr_eq(&embedded_net, &embedded::network()));
         assert!(
             options
                 .describe()
                 .iter()
-                .any(|l| l.starts_with("option name EvalFile type string"))
+                .any(|l| l == "option name EvalFile type string default <embedded>")
         );
         let path = good.display().to_string();
         assert_eq!(options.set("EvalFile", Some(&path)), Ok(Effect::None));
@@ -296,10 +307,15 @@ mod tests {
         let kept = options.search.network.clone().expect("still the network");
         assert!(Arc::ptr_eq(&kept, &loaded));
 
-        assert!(options.set("EvalFile", Some("<empty>")).is_ok());
+        assert!(options.set("EvalFile", Some("<linear>")).is_ok());
         assert!(options.search.network.is_none());
         assert!(options.set("EvalFile", Some(&path)).is_ok());
+        assert!(options.set("EvalFile", Some("<empty>")).is_ok());
+        assert!(options.search.network.is_none(), "<empty> meant linear and still does");
         assert!(options.set("EvalFile", None).is_ok());
-        assert!(options.search.network.is_none());
+        let back = options.search.network.clone().expect("empty: the embedded network");
+        assert!(Arc::ptr_eq(&back, &embedded_net));
+        assert!(options.set("EvalFile", Some("<embedded>")).is_ok());
+        assert_eq!(options.eval_file, "<embedded>");
     }
 }

@@ -1,0 +1,58 @@
+//! The network built into the binary: the default evaluation of both searches, the bot and
+//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen0.nnue` is the first generation, trained on the
+//! linear evaluation's self-play and Fairy-Stockfish-labelled positions; docs/NNUE.md has its
+//! data, trainer settings and games. Embedding it means a deployed binary needs no file beside
+//! it, and the bytes are checked (format, sizes, hash) like any file the first time they are
+//! used.
+
+use std::sync::{Arc, OnceLock};
+
+use super::network::Network;
+
+/// What `EvalFile` and `search.eval_file` call the embedded network.
+pub const NAME: &str = "<embedded>";
+/// What they call the linear evaluation.
+pub const LINEAR: &str = "<linear>";
+/// The embedded file's path in the repository.
+pub const FILE: &str = "nets/atomic-gen0.nnue";
+
+static BYTES: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/nets/atomic-gen0.nnue"
+));
+
+/// The embedded network, parsed once and shared.
+pub fn network() -> Arc<Network> {
+    static NETWORK: OnceLock<Arc<Network>> = OnceLock::new();
+    Arc::clone(NETWORK.get_or_init(|| {
+        // The bytes are part of the binary and a test parses them: this cannot fail at run
+        // time unless the build embedded a file the tests never saw.
+        Arc::new(Network::from_bytes(BYTES, FILE).expect("the embedded network parses"))
+    }))
+}
+
+/// The bytes as embedded (for tests and `bench`).
+pub fn bytes() -> &'static [u8] {
+    BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_network_parses_and_its_hash_is_the_headers() {
+        let net = Network::from_bytes(bytes(), FILE).expect("parses");
+        let mut fnv: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in &bytes()[48..] {
+            fnv = (fnv ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        let header = u64::from_le_bytes(bytes()[40..48].try_into().expect("8 bytes"));
+        assert_eq!(fnv, header, "the payload's FNV-1a is the header's hash");
+        assert_eq!(net.to_bytes(), bytes(), "it writes back to the same bytes");
+        assert!(
+            Arc::ptr_eq(&network(), &network()),
+            "parsed once and shared"
+        );
+    }
+}
