@@ -17,7 +17,7 @@ use atomic_bot::fakelichess::cli::{self as fake_lichess, FakeLichessArgs};
 use atomic_bot::hosting;
 use atomic_bot::lichess::app;
 use atomic_bot::search::SearchConfig;
-use atomic_bot::search::nnue::{Kernel, Network};
+use atomic_bot::search::nnue::{Kernel, Network, embedded};
 use atomic_bot::train;
 use atomic_bot::uci::{self, Output};
 
@@ -45,13 +45,13 @@ enum Mode {
         /// for alpha-beta, the time to depth with helper threads).
         #[arg(long, default_value_t = 1)]
         threads: usize,
-        /// Evaluate with this network file (NNUE) instead of the linear evaluation; prints
-        /// which SIMD kernels ran.
+        /// The evaluation: `<embedded>` (the default), `<linear>` (whose signatures were those
+        /// of every version before the network) or a network file; prints which SIMD kernels ran.
         #[arg(long, env = "ATOMIC_BOT_EVAL_FILE")]
         eval_file: Option<PathBuf>,
-        /// With --eval-file: run the portable scalar kernels, not the SIMD ones this machine
-        /// has (to measure what SIMD gains; both compute the same integers).
-        #[arg(long, requires = "eval_file")]
+        /// Run the network on the portable scalar kernels, not the SIMD ones this machine has
+        /// (to measure what SIMD gains; both compute the same integers).
+        #[arg(long)]
         scalar: bool,
     },
     /// Play on lichess as a bot (token from LICHESS_BOT_TOKEN or lichess.token_file).
@@ -102,20 +102,23 @@ fn main() -> ExitCode {
             scalar,
         } => {
             let mut config = SearchConfig::default();
-            if let Some(path) = eval_file {
-                match Network::load(&path) {
-                    Ok(network) => {
-                        let network = if scalar {
-                            network.with_kernel(Kernel::Scalar)
-                        } else {
-                            network
-                        };
-                        config.network = Some(Arc::new(network));
-                    }
-                    Err(e) => {
-                        eprintln!("atomic-bot: --eval-file: {e}");
-                        return ExitCode::from(2);
-                    }
+            let network = match eval_file {
+                None => Ok(config.network.take()),
+                Some(p) if p.as_os_str() == embedded::NAME => Ok(Some(embedded::network())),
+                Some(p) if p.as_os_str() == embedded::LINEAR => Ok(None),
+                Some(p) => Network::load(&p).map(|n| Some(Arc::new(n))),
+            };
+            // The scalar kernels need a copy of the weights set up for them.
+            let network = network.and_then(|n| match n {
+                Some(n) if scalar => Network::from_bytes(&n.to_bytes(), "the network")
+                    .map(|copy| Some(Arc::new(copy.with_kernel(Kernel::Scalar)))),
+                other => Ok(other),
+            });
+            match network {
+                Ok(network) => config.network = network,
+                Err(e) => {
+                    eprintln!("atomic-bot: --eval-file: {e}");
+                    return ExitCode::from(2);
                 }
             }
             uci::bench::run(&stdout(), &config, playouts, threads);

@@ -279,7 +279,11 @@ mod tests {
         let good = dir.path().join("net.nnue");
         std::fs::write(&good, Network::random(16, 1, 2).to_bytes()).expect("written");
         let mut options = Options::default();
-        let embedded_net = options.search.network.clone().expect("the embedded network");
+        let embedded_net = options
+            .search
+            .network
+            .clone()
+            .expect("the embedded network");
         assert!(Arc::ptr_eq(&embedded_net, &embedded::network()));
         assert!(
             options
@@ -311,9 +315,16 @@ mod tests {
         assert!(options.search.network.is_none());
         assert!(options.set("EvalFile", Some(&path)).is_ok());
         assert!(options.set("EvalFile", Some("<empty>")).is_ok());
-        assert!(options.search.network.is_none(), "<empty> meant linear and still does");
+        assert!(
+            options.search.network.is_none(),
+            "<empty> meant linear and still does"
+        );
         assert!(options.set("EvalFile", None).is_ok());
-        let back = options.search.network.clone().expect("empty: the embedded network");
+        let back = options
+            .search
+            .network
+            .clone()
+            .expect("empty: the embedded network");
         assert!(Arc::ptr_eq(&back, &embedded_net));
         assert!(options.set("EvalFile", Some("<embedded>")).is_ok());
         assert_eq!(options.eval_file, "<embedded>");
