@@ -1,33 +1,19 @@
-//! The quantised network file (format version 1) and the engine's integer forward pass.
-//!
-//! Layout (little-endian): `b"ATOMNNUE"`, then u32 version = 1, inputs = 768, hidden H,
-//! buckets B, qa = 255, qb = 64, scale = 400, reserved = 0, then the u64 FNV-1a hash of the
-//! payload, then the payload: `ft_weights i16 [768][H]`, `ft_bias i16 [H]`,
-//! `out_weights i16 [B][2H]` (side to move first), `out_bias i32 [B]`.
+//! The trainer's side of the network file: quantising the float model into the engine's
+//! [`Quantised`] form, written by the engine's own writer (`search::nnue::format`, format
+//! version 1, documented there and in docs/NNUE.md), and an independent integer forward pass
+//! over the trainer's feature lists, the oracle the quantisation error is measured with.
 
-use std::fmt;
+use crate::search::nnue::format;
+use crate::search::nnue::{Network as EngineNetwork, NetworkError, Quantised};
 
-use super::data::{Dataset, INPUTS, Inputs, bucket};
+use super::data::{Dataset, Inputs, bucket};
 use super::model::Scratch;
 use super::model::{Network, SCALE};
 
-/// The first eight bytes of a network file.
-pub const MAGIC: &[u8; 8] = b"ATOMNNUE";
-/// The format version written.
-pub const VERSION: u32 = 1;
 /// Quantisation of the transformer (weights, bias, activations): 1.0 becomes 255.
 pub const QA: i32 = 255;
 /// Quantisation of the output weights: 1.0 becomes 64.
 pub const QB: i32 = 64;
-/// Bytes before the payload.
-pub const HEADER_BYTES: usize = 48;
-
-/// FNV-1a, 64 bits.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
 
 /// Rounds to the nearest integer and saturates at i16 (clipping keeps weights far inside).
 fn q16(x: f32, scale: i32) -> i16 {
@@ -36,77 +22,35 @@ fn q16(x: f32, scale: i32) -> i16 {
         .clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16
 }
 
-/// The file bytes of a network.
-pub fn to_bytes(net: &Network) -> Vec<u8> {
-    let (h, b) = (net.hidden, net.buckets);
-    let mut payload = Vec::with_capacity(2 * (INPUTS * h + h + 2 * b * h) + 4 * b);
+/// The float model's integers, as the file holds them.
+pub fn quantise(net: &Network) -> Quantised {
     let p = &net.params;
-    for &w in &p[..net.out_weights_at()] {
-        payload.extend_from_slice(&q16(w, QA).to_le_bytes());
-    }
-    for &w in &p[net.out_weights_at()..net.out_bias_at()] {
-        payload.extend_from_slice(&q16(w, QB).to_le_bytes());
-    }
-    for &w in &p[net.out_bias_at()..] {
-        let q = (f64::from(w) * f64::from(QA * QB))
-            .round()
-            .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32;
-        payload.extend_from_slice(&q.to_le_bytes());
-    }
-    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len());
-    out.extend_from_slice(MAGIC);
-    for word in [
-        VERSION,
-        INPUTS as u32,
-        h as u32,
-        b as u32,
-        QA as u32,
-        QB as u32,
-        SCALE as u32,
-        0,
-    ] {
-        out.extend_from_slice(&word.to_le_bytes());
-    }
-    out.extend_from_slice(&fnv1a(&payload).to_le_bytes());
-    out.extend_from_slice(&payload);
-    out
-}
-
-/// What is wrong with a network file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FormatError {
-    /// Shorter than the header.
-    ShortHeader,
-    /// Not starting with [`MAGIC`].
-    Magic,
-    /// A header field with a value this code does not read: its name and value.
-    Field(&'static str, u64),
-    /// The payload is not the size the header implies: expected, found.
-    Size(usize, usize),
-    /// The payload's hash differs from the header's: header, computed.
-    Hash(u64, u64),
-}
-
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FormatError::ShortHeader => write!(f, "shorter than the {HEADER_BYTES}-byte header"),
-            FormatError::Magic => write!(f, "magic is not \"ATOMNNUE\""),
-            FormatError::Field(name, v) => write!(f, "header field {name} = {v} is not supported"),
-            FormatError::Size(want, got) => {
-                write!(f, "payload is {got} bytes, the header implies {want}")
-            }
-            FormatError::Hash(head, got) => {
-                write!(
-                    f,
-                    "payload hash {got:#018x} differs from the header's {head:#018x}"
-                )
-            }
-        }
+    let (ft, out, bias) = (net.out_weights_at(), net.out_bias_at(), p.len());
+    let h = net.hidden;
+    Quantised {
+        hidden: h,
+        buckets: net.buckets,
+        qa: QA as u32,
+        qb: QB as u32,
+        scale: SCALE as u32,
+        ft_weights: p[..ft - h].iter().map(|&w| q16(w, QA)).collect(),
+        ft_bias: p[ft - h..ft].iter().map(|&w| q16(w, QA)).collect(),
+        out_weights: p[ft..out].iter().map(|&w| q16(w, QB)).collect(),
+        out_bias: p[out..bias]
+            .iter()
+            .map(|&w| {
+                (f64::from(w) * f64::from(QA * QB))
+                    .round()
+                    .clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+            })
+            .collect(),
     }
 }
 
-impl std::error::Error for FormatError {}
+/// The file bytes of a network (the engine's writer).
+pub fn to_bytes(net: &Network) -> Vec<u8> {
+    format::write(&quantise(net))
+}
 
 /// A quantised network as the engine holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,66 +72,19 @@ pub struct QuantNet {
 }
 
 impl QuantNet {
-    /// Parses and checks a file: every header field, the payload size and the hash.
-    pub fn parse(bytes: &[u8]) -> Result<QuantNet, FormatError> {
-        let head = bytes.get(..HEADER_BYTES).ok_or(FormatError::ShortHeader)?;
-        if &head[..8] != MAGIC {
-            return Err(FormatError::Magic);
-        }
-        let word =
-            |i: usize| u32::from_le_bytes(head[8 + 4 * i..12 + 4 * i].try_into().expect("4"));
-        let expect = |name: &'static str, i: usize, ok: &dyn Fn(u32) -> bool| {
-            let v = word(i);
-            if ok(v) {
-                Ok(v as usize)
-            } else {
-                Err(FormatError::Field(name, u64::from(v)))
-            }
-        };
-        expect("version", 0, &|v| v == VERSION)?;
-        expect("inputs", 1, &|v| v == INPUTS as u32)?;
-        let hidden = expect("hidden", 2, &|v| {
-            v.is_multiple_of(16) && (16..=2048).contains(&v)
-        })?;
-        let buckets = expect("buckets", 3, &|v| (1..=16).contains(&v))?;
-        expect("qa", 4, &|v| v == QA as u32)?;
-        expect("qb", 5, &|v| v == QB as u32)?;
-        expect("scale", 6, &|v| v == SCALE as u32)?;
-        expect("reserved", 7, &|v| v == 0)?;
-        let hash = u64::from_le_bytes(head[40..48].try_into().expect("8"));
-        let payload = &bytes[HEADER_BYTES..];
-        let want = 2 * (INPUTS * hidden + hidden + 2 * buckets * hidden) + 4 * buckets;
-        if payload.len() != want {
-            return Err(FormatError::Size(want, payload.len()));
-        }
-        let computed = fnv1a(payload);
-        if computed != hash {
-            return Err(FormatError::Hash(hash, computed));
-        }
-        let mut at = 0;
-        let mut i16s = |n: usize| -> Vec<i16> {
-            let v = payload[at..at + 2 * n]
-                .chunks_exact(2)
-                .map(|c| i16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            at += 2 * n;
-            v
-        };
-        let ft_weights = i16s(INPUTS * hidden);
-        let ft_bias = i16s(hidden);
-        let out_weights = i16s(2 * buckets * hidden);
-        let out_bias = payload[payload.len() - 4 * buckets..]
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+    /// Parses and checks a file with the engine's reader (every header field, the size, the
+    /// hash).
+    pub fn parse(bytes: &[u8]) -> Result<QuantNet, NetworkError> {
+        let net = EngineNetwork::from_bytes(bytes, "the trained network")?;
+        let q = net.to_quantised();
         Ok(QuantNet {
-            hidden,
-            buckets,
-            hash,
-            ft_weights,
-            ft_bias,
-            out_weights,
-            out_bias,
+            hidden: q.hidden,
+            buckets: q.buckets,
+            hash: net.hash(),
+            ft_weights: q.ft_weights,
+            ft_bias: q.ft_bias,
+            out_weights: q.out_weights,
+            out_bias: q.out_bias,
         })
     }
 
