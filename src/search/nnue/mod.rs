@@ -13,7 +13,7 @@
 //! piece. In atomic a capture removes up to nine units; the update works from the two boards'
 //! difference, so it needs no knowledge of the move (see [`stack`]).
 //!
-//! Layout: [`embedded`] (the default network, built into the binary), [`format`] (the file format, reader, writer, errors), [`simd`] (the kernels, scalar
+//! Layout: [`embedded`] (the default network, built into the binary), [`mod@format`] (the file format, reader, writer, errors), [`simd`] (the kernels, scalar
 //! and AVX2), [`network`] (the weights and the output layer), [`features`] (inputs and board
 //! differences), [`accumulator`] (refresh and update), [`stack`] (a thread's lazy per-ply
 //! stack).
