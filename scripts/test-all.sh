@@ -25,6 +25,9 @@ install_tool() { # binary crate@version
 }
 install_tool cargo-deny cargo-deny@0.20.2
 install_tool cargo-machete cargo-machete@0.9.2
+# cargo deny reads the metadata of every platform's crates (windows ones too), which a fresh
+# machine's registry lacks after a Linux build: fetch them first (crates.io is reachable).
+cargo fetch --locked --quiet
 cargo deny --offline check licenses bans
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 cargo machete
