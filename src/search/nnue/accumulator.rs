@@ -2,7 +2,6 @@
 //! of its lit inputs), made from scratch (a refresh) or from another board's accumulator by the
 //! pieces that differ (an update).
 
-use arrayvec::ArrayVec;
 use atomic_chess::{Board, Color};
 
 use super::features::{self, Pieces};
@@ -39,12 +38,15 @@ impl Accumulator {
     pub fn refresh(&mut self, net: &Network, board: &Board, scratch: &mut Pieces) {
         features::pieces(board, scratch);
         for perspective in Color::ALL {
-            let rows: ArrayVec<&[Lane], 64> = scratch
-                .iter()
-                .map(|&(c, r, s)| net.feature(features::index(perspective, c, r, s)))
-                .collect();
-            net.kernel()
-                .update(&mut self.sides[perspective.index()], net.bias(), &rows, &[]);
+            let mut rows = Rows::new();
+            rows.extend(perspective, scratch);
+            net.kernel().update(
+                &mut self.sides[perspective.index()],
+                net.bias(),
+                net.features(),
+                rows.as_slice(),
+                &[],
+            );
         }
     }
 
@@ -59,16 +61,47 @@ impl Accumulator {
         added: &Pieces,
     ) {
         for perspective in Color::ALL {
-            let row =
-                |&(c, r, s): &features::Piece| net.feature(features::index(perspective, c, r, s));
-            let adds: ArrayVec<&[Lane], 64> = added.iter().map(row).collect();
-            let subs: ArrayVec<&[Lane], 64> = removed.iter().map(row).collect();
+            let (mut adds, mut subs) = (Rows::new(), Rows::new());
+            adds.extend(perspective, added);
+            subs.extend(perspective, removed);
             net.kernel().update(
                 &mut self.sides[perspective.index()],
                 from.side(perspective),
-                &adds,
-                &subs,
+                net.features(),
+                adds.as_slice(),
+                subs.as_slice(),
             );
         }
+    }
+}
+
+/// The inputs (feature-transformer rows) of some pieces from one perspective: a plain array
+/// on the stack, filled in place (at most 64 pieces, one per square).
+struct Rows {
+    len: usize,
+    rows: [u16; 64],
+}
+
+impl Rows {
+    #[inline]
+    fn new() -> Rows {
+        Rows {
+            len: 0,
+            rows: [0; 64],
+        }
+    }
+
+    #[inline]
+    fn extend(&mut self, perspective: Color, pieces: &Pieces) {
+        for &(c, r, s) in pieces {
+            // A `Pieces` holds at most 64 and every input is below 768.
+            self.rows[self.len] = features::index(perspective, c, r, s) as u16;
+            self.len += 1;
+        }
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[u16] {
+        &self.rows[..self.len]
     }
 }

@@ -239,11 +239,10 @@ impl Network {
         self.hidden / LANE
     }
 
-    /// The feature transformer's lanes for input `feature`.
+    /// The feature transformer: `[768][lanes]`, input `i`'s row at `i · lanes`.
     #[inline]
-    pub(super) fn feature(&self, feature: usize) -> &[Lane] {
-        let n = self.lanes();
-        &self.ft_weights[feature * n..(feature + 1) * n]
+    pub(super) fn features(&self) -> &[Lane] {
+        &self.ft_weights
     }
 
     /// The feature transformer's bias.
