@@ -28,5 +28,5 @@ for o in "$@"; do options+=(--option-a "$o"); done
 "$PY" "$MATCH" --engine-a "$BIN uci" --name-a ours \
   --engine-b "$FSF" --name-b fsf --option-a Hash=64 "${options[@]}" \
   --option-b Threads=1 --option-b Hash=64 "${limits[@]}" \
-  --games "$games" --concurrency 2 --openings "$OPENINGS" --pgn "$OUT/$name.pgn" \
+  --games "$games" --concurrency "${CONCURRENCY:-2}" --openings "$OPENINGS" --pgn "$OUT/$name.pgn" \
   | tee "$OUT/$name.log"
