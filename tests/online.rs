@@ -436,3 +436,52 @@ async fn a_game_with_the_book_then_the_tablebase() {
     assert!(!text.contains(BOT_TOKEN), "the token was logged");
     kill(bot).await;
 }
+
+/// All of `fen`'s legal moves in a tablebase answer: `best` a draw, every other move a win for
+/// the opponent.
+fn only_one_saves(fen: &str, best: &str) -> serde_json::Value {
+    let pos = Position::from_fen(fen).unwrap();
+    let mut moves = vec![json!({"uci": best, "category": "draw", "dtz": 0})];
+    for m in pos.legal_moves() {
+        if m.to_string() != best {
+            moves.push(json!({"uci": m.to_string(), "category": "win", "dtz": 5}));
+        }
+    }
+    json!({"category": "draw", "dtz": 0, "moves": moves})
+}
+
+/// The tablebase answers twice, the kings walk there and back, and when the position comes
+/// back (other move counters: a new request) the tablebase fails: the search plays, but only
+/// among the moves the first answer said do not lose (here one).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_an_answer_the_search_keeps_to_what_the_tablebase_said_before() {
+    capture_logs();
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    online(&mut s, &fake.url());
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    let q = "1n2k3/8/8/8/8/8/4P3/R3K3 w - - 0 1";
+    let q2 = "1n1k4/8/8/8/8/8/4P3/R4K2 w - - 2 2";
+    fake.set_online_answer(Endpoint::Tablebase, q, only_one_saves(q, "e1f1"))
+        .unwrap();
+    fake.set_online_answer(Endpoint::Tablebase, q2, only_one_saves(q2, "f1e1"))
+        .unwrap();
+    let id = challenge_from(&fake, q);
+    wait_plies(&fake, &id, 1).await;
+    fake.play(&id, HUMAN, "e8d8").unwrap();
+    wait_plies(&fake, &id, 3).await;
+    fake.fail_next(Endpoint::Tablebase, 500, r#"{"error":"boom"}"#, 1);
+    fake.play(&id, HUMAN, "d8e8").unwrap();
+    wait_plies(&fake, &id, 5).await;
+    assert_eq!(fake.pending_faults(Endpoint::Tablebase), 0);
+    let moves = fake.game(&id).unwrap().moves;
+    assert_eq!(moves, ["e1f1", "e8d8", "f1e1", "d8e8", "e1f1"]);
+    let text = logged();
+    let line = text
+        .lines()
+        .find(|l| l.contains(&id) && l.contains("the moves its known results keep best"))
+        .unwrap_or_else(|| panic!("no restricted search logged: {text}"));
+    assert!(line.contains("moves=1"), "{line}");
+    kill(bot).await;
+}

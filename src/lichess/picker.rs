@@ -52,6 +52,18 @@ pub trait MovePicker: Send + 'static {
     /// `stop` is set.
     fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick>;
 
+    /// Picks a move among `only` (empty, or none of them legal: among every legal move). The
+    /// default is [`MovePicker::pick`], for pickers that cannot narrow their choice.
+    fn pick_among(
+        &mut self,
+        game: &Game,
+        budget: &Budget,
+        stop: &AtomicBool,
+        _only: &[Move],
+    ) -> Option<Pick> {
+        self.pick(game, budget, stop)
+    }
+
     /// Thinks on the opponent's time with `threads` threads until `stop` is set (default:
     /// nothing).
     fn ponder(&mut self, _game: &Game, _threads: usize, _stop: &AtomicBool) {}
@@ -149,10 +161,25 @@ impl SimplePicker {
 }
 
 impl MovePicker for SimplePicker {
-    fn pick(&mut self, game: &Game, _budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+    fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        self.pick_among(game, budget, stop, &[])
+    }
+
+    fn pick_among(
+        &mut self,
+        game: &Game,
+        _budget: &Budget,
+        stop: &AtomicBool,
+        only: &[Move],
+    ) -> Option<Pick> {
         let pos = game.position();
         let us = pos.turn();
-        let moves = pos.legal_moves();
+        let legal = pos.legal_moves();
+        let limits = Limits {
+            searchmoves: only.to_vec(),
+            ..Limits::default()
+        };
+        let moves = limits.root_moves(&legal);
         let first = *moves.first()?;
         let salt = mix(self.seed ^ pos.zobrist());
         let mut best = (i32::MIN, 0u64, first);
@@ -213,12 +240,23 @@ impl SearcherPicker {
 
 impl MovePicker for SearcherPicker {
     fn pick(&mut self, game: &Game, budget: &Budget, stop: &AtomicBool) -> Option<Pick> {
+        self.pick_among(game, budget, stop, &[])
+    }
+
+    fn pick_among(
+        &mut self,
+        game: &Game,
+        budget: &Budget,
+        stop: &AtomicBool,
+        only: &[Move],
+    ) -> Option<Pick> {
         self.use_threads(budget.threads);
         // A zero budget still needs a move: give the search a millisecond.
         let floor = Duration::from_millis(1);
         let limits = Limits {
             soft: Some(budget.soft.max(floor)),
             hard: Some(budget.hard.max(floor)),
+            searchmoves: only.to_vec(),
             ..Limits::default()
         };
         let result = self.searcher.search(game, &limits, stop, &mut |_| {});

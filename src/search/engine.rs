@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use atomic_chess::{Game, Move};
+use atomic_chess::{Game, Move, MoveList};
 
 use super::nnue::Network;
 use super::params::SearchParams;
@@ -111,6 +111,21 @@ pub struct Limits {
     pub mate: Option<u32>,
     /// Ignore soft/hard, proofs and a full tree until stopped (ponder / infinite).
     pub infinite: bool,
+    /// Search only these root moves (UCI `go searchmoves`; the bot's known tablebase
+    /// results). Empty, or none of them legal: every legal move.
+    pub searchmoves: Vec<Move>,
+}
+
+impl Limits {
+    /// The root moves to search: `legal` restricted to [`Limits::searchmoves`] when any of
+    /// those is legal, else all of `legal`.
+    pub fn root_moves(&self, legal: &MoveList) -> MoveList {
+        let mut moves = legal.clone();
+        if !self.searchmoves.is_empty() && legal.iter().any(|m| self.searchmoves.contains(m)) {
+            moves.retain(|m| self.searchmoves.contains(m));
+        }
+        moves
+    }
 }
 
 /// A score from the side to move's point of view.

@@ -113,8 +113,17 @@ impl Searcher {
             Algorithm::Mcts => self.mcts.get_or_insert_with(|| Mcts::new(config)),
             Algorithm::AlphaBeta => self.alphabeta.get_or_insert_with(|| AlphaBeta::new(config)),
         };
+        // An MCTS root expanded over some moves only must neither be reused nor reuse a tree
+        // grown over all of them: a restricted search starts and leaves the tree empty.
+        let fresh_tree = config.algorithm == Algorithm::Mcts && !limits.searchmoves.is_empty();
+        if fresh_tree {
+            engine.clear();
+        }
         let result = engine.search(game, limits, stop, lines, random, on_info);
         self.stats = engine.stats();
+        if fresh_tree {
+            engine.clear();
+        }
         result
     }
 
@@ -136,6 +145,8 @@ impl Searcher {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use atomic_chess::{Move, Role, Square};
 
     use super::*;
     use crate::search::nnue::Network;
@@ -184,6 +195,75 @@ mod tests {
         }
         // The network is shared, never copied: the test's handle and the searchers' (dropped).
         assert_eq!(Arc::strong_count(&network), 1);
+    }
+
+    #[test]
+    fn searchmoves_restricts_the_root_of_both_engines_and_leaves_no_restricted_tree() {
+        // In the middlegame, h2h3 and g2g4 are nobody's best move; the illegal e1e5 is ignored.
+        let pos = Position::from_fen(FENS[1]).expect("fen");
+        let game = Game::new(pos);
+        let only: Vec<Move> = ["h2h3", "g2g4"]
+            .iter()
+            .map(|m| pos.parse_uci(m).expect("legal"))
+            .collect();
+        for algorithm in [Algorithm::AlphaBeta, Algorithm::Mcts] {
+            let mut searcher = Searcher::new(SearchConfig {
+                algorithm,
+                hash_mb: 8,
+                ..SearchConfig::default()
+            });
+            let free = Limits {
+                nodes: Some(4000),
+                ..Limits::default()
+            };
+            let best = |searcher: &mut Searcher, limits: &Limits| {
+                let result = searcher.search(&game, limits, &AtomicBool::new(false), &mut |_| {});
+                result.best_move.expect("a move")
+            };
+            let unrestricted = best(&mut searcher, &free);
+            assert!(
+                !only.contains(&unrestricted),
+                "{algorithm:?}: {unrestricted}"
+            );
+            let mut searchmoves = only.clone();
+            searchmoves.push(Move::normal(
+                Role::King,
+                Square::E1,
+                Square::E5,
+                false,
+                None,
+            ));
+            let restricted = Limits {
+                searchmoves,
+                ..free.clone()
+            };
+            let mv = best(&mut searcher, &restricted);
+            assert!(only.contains(&mv), "{algorithm:?}: {mv}");
+            // The next, free search of the same position reuses no MCTS tree grown over two
+            // moves: it is the first search again. (Alpha-beta keeps its table, which may
+            // change a 4 000-node search: cleared here.)
+            if algorithm == Algorithm::AlphaBeta {
+                searcher.clear();
+            }
+            assert_eq!(best(&mut searcher, &free), unrestricted, "{algorithm:?}");
+            // Nothing legal among searchmoves: every move.
+            let none_legal = Limits {
+                searchmoves: vec![Move::normal(
+                    Role::King,
+                    Square::E1,
+                    Square::E5,
+                    false,
+                    None,
+                )],
+                ..free.clone()
+            };
+            searcher.clear();
+            assert_eq!(
+                best(&mut searcher, &none_legal),
+                unrestricted,
+                "{algorithm:?}"
+            );
+        }
     }
 
     #[test]

@@ -161,6 +161,25 @@ impl Engine {
             }
             Command::Go(go) => {
                 self.finish_search();
+                let pos = self.game.position();
+                let illegal: Vec<&str> = go
+                    .searchmoves
+                    .iter()
+                    .filter(|m| pos.parse_uci(m).is_err())
+                    .map(String::as_str)
+                    .collect();
+                if !illegal.is_empty() {
+                    let all = illegal.len() == go.searchmoves.len();
+                    self.error(&format!(
+                        "go searchmoves: not legal here, ignored: {}{}",
+                        illegal.join(" "),
+                        if all {
+                            " (every legal move is searched)"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
                 self.start_search(go);
             }
             Command::Perft(depth) => {
@@ -292,6 +311,11 @@ pub fn limits_for(go: &Go, game: &Game, options: &Options) -> Limits {
         depth: go.depth,
         mate: go.mate,
         infinite: go.infinite,
+        searchmoves: go
+            .searchmoves
+            .iter()
+            .filter_map(|m| pos.parse_uci(m).ok())
+            .collect(),
         ..Limits::default()
     };
     if let Some(movetime) = go.movetime {

@@ -30,7 +30,27 @@ pub struct Go {
     pub infinite: bool,
     /// Search on the opponent's time until `ponderhit` or `stop`.
     pub ponder: bool,
+    /// Search only these moves (UCI notation, as given; checked against the position when
+    /// the search starts).
+    pub searchmoves: Vec<String>,
 }
+
+/// The parameters `go` knows: a move list after `searchmoves` ends at the next of these.
+const GO_KEYWORDS: &[&str] = &[
+    "perft",
+    "wtime",
+    "btime",
+    "winc",
+    "binc",
+    "movestogo",
+    "movetime",
+    "nodes",
+    "depth",
+    "mate",
+    "infinite",
+    "ponder",
+    "searchmoves",
+];
 
 /// One UCI command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,7 +186,14 @@ fn parse_go(tokens: &[&str]) -> Result<Command, String> {
                 takes_arg = false;
             }
             "searchmoves" => {
-                return Err("go: 'searchmoves' is not supported".to_string());
+                let moves: Vec<String> = tokens[i + 1..]
+                    .iter()
+                    .take_while(|t| !GO_KEYWORDS.contains(t))
+                    .map(|t| (*t).to_string())
+                    .collect();
+                i += 1 + moves.len();
+                go.searchmoves.extend(moves);
+                continue;
             }
             other => return Err(format!("go: unknown parameter '{other}'")),
         }
@@ -308,6 +335,34 @@ mod tests {
             }))
         );
         assert_eq!(parse_command("go"), Ok(Command::Go(Go::default())));
+    }
+
+    #[test]
+    fn go_searchmoves_takes_the_moves_up_to_the_next_parameter() {
+        let moves = |list: &[&str]| list.iter().map(|m| (*m).to_string()).collect();
+        assert_eq!(
+            parse_command("go searchmoves e2e4 d2d4 nodes 500"),
+            Ok(Command::Go(Go {
+                searchmoves: moves(&["e2e4", "d2d4"]),
+                nodes: Some(500),
+                ..Go::default()
+            }))
+        );
+        assert_eq!(
+            parse_command("go wtime 900 searchmoves g1f3 searchmoves e7e8q"),
+            Ok(Command::Go(Go {
+                wtime: ms(900),
+                searchmoves: moves(&["g1f3", "e7e8q"]),
+                ..Go::default()
+            }))
+        );
+        assert_eq!(
+            parse_command("go searchmoves infinite"),
+            Ok(Command::Go(Go {
+                infinite: true,
+                ..Go::default()
+            }))
+        );
     }
 
     #[test]

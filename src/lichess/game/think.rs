@@ -123,6 +123,10 @@ impl Task {
                         Some(o) => o.advise(&game, &budget).await,
                         None => None,
                     };
+                    let only = match (&online, &advice) {
+                        (Some(o), None) => o.known_moves(&game),
+                        _ => Vec::new(),
+                    };
                     let spent = asked.elapsed();
                     let budget = Budget {
                         soft: budget.soft.saturating_sub(spent),
@@ -132,7 +136,8 @@ impl Task {
                     let search = tokio::task::spawn_blocking(move || {
                         lower_thread_priority();
                         let t = std::time::Instant::now();
-                        let (pick, played) = decide(&mut *picker, &game, &budget, &flag, advice);
+                        let (pick, played) =
+                            decide(&mut *picker, &game, &budget, &flag, advice, &only);
                         (picker, pick, t.elapsed() + spent, played)
                     });
                     match search.await {

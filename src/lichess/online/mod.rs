@@ -20,6 +20,7 @@
 pub mod check;
 pub mod cloud;
 pub mod explorer;
+pub mod known;
 pub mod tablebase;
 
 use std::collections::HashMap;
@@ -115,6 +116,8 @@ struct Cache {
     tablebase: HashMap<String, Option<Arc<TablebaseAnswer>>>,
     explorer: HashMap<String, Option<Arc<ExplorerAnswer>>>,
     cloud: HashMap<String, Option<Arc<CloudAnswer>>>,
+    /// Every tablebase result told so far (for when the tablebase cannot be asked).
+    known: known::Known,
 }
 
 /// One game's online sources: the settings, the shared client and the game's cache.
@@ -182,6 +185,29 @@ impl OnlineSources {
         None
     }
 
+    /// The moves the search should choose among when the sources gave no move: in a
+    /// tablebase position, those the game's known tablebase results keep best
+    /// ([`known::Known::restriction`]); empty: every move.
+    pub fn known_moves(&self, game: &Game) -> Vec<Move> {
+        let pos = game.position();
+        let s = &self.settings.tablebase;
+        if !s.enabled || pos.board().occupied().count() > s.max_pieces {
+            return Vec::new();
+        }
+        let only = self
+            .cache
+            .lock()
+            .map_or_else(|_| Vec::new(), |c| c.known.restriction(pos));
+        if !only.is_empty() {
+            info!(
+                moves = only.len(),
+                of = pos.legal_moves().len(),
+                "tablebase: no answer; the search plays among the moves its known results keep best"
+            );
+        }
+        only
+    }
+
     async fn ask_tablebase(&self, game: &Game, fen: &str, budget: &Budget) -> Option<Advice> {
         let s = &self.settings.tablebase;
         let url = url(&s.url, "/atomic", &[("fen", fen)])?;
@@ -194,6 +220,9 @@ impl OnlineSources {
                 |c| &mut c.tablebase,
             )
             .await?;
+        if let Ok(mut c) = self.cache.lock() {
+            c.known.learn(game.position(), &answer);
+        }
         let Some((best, ours)) = tablebase::best_move(&answer) else {
             debug!(
                 category = answer.category.name(),
@@ -402,16 +431,19 @@ fn legal(game: &Game, uci: &str, endpoint: Endpoint) -> Option<Move> {
 }
 
 /// Our move: the advice when there is one (a book move only after its safety check), else a
-/// search with what is left of the budget. Runs on the search's blocking thread.
+/// search with what is left of the budget, among `only` when that is not empty (the moves the
+/// known tablebase results keep best: [`OnlineSources::known_moves`]). Runs on the search's
+/// blocking thread.
 pub fn decide(
     picker: &mut dyn MovePicker,
     game: &Game,
     budget: &Budget,
     stop: &AtomicBool,
     advice: Option<Advice>,
+    only: &[Move],
 ) -> (Option<Pick>, Played) {
     let Some(advice) = advice else {
-        return (picker.pick(game, budget, stop), Played::SEARCH);
+        return (picker.pick_among(game, budget, stop, only), Played::SEARCH);
     };
     let played = |advice: Advice, win_probability: f32| {
         (

@@ -193,6 +193,7 @@ impl Engine for AlphaBeta {
             on_info(&info);
             return self.result(None, None, info, score, &root);
         }
+        let moves = limits.root_moves(&moves);
         let lines = if random.is_some() {
             lines.max(RANDOM_LINES)
         } else {

@@ -186,6 +186,8 @@ impl Mcts {
             self.tree.get_mut(ROOT).proof = proof;
             return self.finish(start, on_info, None);
         }
+        // The searcher gives a restricted search a fresh tree and forgets it afterwards.
+        let root_moves = limits.root_moves(&root_moves);
         if !self.tree.get(ROOT).is_expanded() {
             let value = 1.0
                 - eval::win_probability(
