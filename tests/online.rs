@@ -62,6 +62,19 @@ fn online(s: &mut Settings, url: &str) {
     s.online.explorer.url = url.to_owned();
 }
 
+/// A bot with the sources pointed at a fresh fake (its settings adjusted by `tweak`), connected,
+/// its logs captured.
+async fn online_bot(tweak: impl FnOnce(&mut Settings)) -> (FakeLichess, Bot) {
+    capture_logs();
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    online(&mut s, &fake.url());
+    tweak(&mut s);
+    let bot = start_bot(s);
+    wait_connected(&fake, 1).await;
+    (fake, bot)
+}
+
 /// The bot's requests to an online source.
 fn asked(fake: &FakeLichess, endpoint: Endpoint) -> Vec<atomic_bot::fakelichess::RequestRecord> {
     fake.requests()
@@ -111,14 +124,9 @@ const SMALL: &str = "4k3/8/8/8/8/8/4P3/Rn2K3 w - - 0 1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tablebase_best_move_is_played_with_the_token_and_asked_once_per_position() {
-    capture_logs();
-    let fake = fake().await;
+    let (fake, bot) = online_bot(|_| {}).await;
     // Every answer carries seeded junk (new fields, re-typed numbers, odd list entries).
     fake.junk(11);
-    let mut s = settings(&fake.url());
-    online(&mut s, &fake.url());
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
     fake.set_online_answer(
         Endpoint::Tablebase,
         SMALL,
@@ -157,14 +165,11 @@ async fn the_tablebase_best_move_is_played_with_the_token_and_asked_once_per_pos
 /// time the search plays at once; the 429 pauses the source (no request while paused).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_tablebase_falls_back_to_the_search_and_a_429_pauses_it() {
-    capture_logs();
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    online(&mut s, &fake.url());
-    s.online.tablebase.timeout_ms = 300;
-    s.lichess.rate_limit_cooldown_ms = 2_000;
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = online_bot(|s| {
+        s.online.tablebase.timeout_ms = 300;
+        s.lichess.rate_limit_cooldown_ms = 2_000;
+    })
+    .await;
     let fen = "4k3/7p/8/8/8/8/P7/4K3 w - - 0 1";
     let turns: [(u16, &str); 3] = [
         (500, r#"{"error":"boom"}"#),
@@ -224,12 +229,7 @@ async fn a_failing_tablebase_falls_back_to_the_search_and_a_429_pauses_it() {
 /// that lets the opponent blow up our king is refused by the safety check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_book_move_is_played_unless_the_search_sees_it_losing() {
-    capture_logs();
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    online(&mut s, &fake.url());
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = online_bot(|_| {}).await;
     let start = Position::startpos().to_fen();
     fake.set_online_answer(
         Endpoint::Explorer,
@@ -252,14 +252,7 @@ async fn the_book_move_is_played_unless_the_search_sees_it_losing() {
     kill(bot).await;
 
     // Black to move after 1. Nf3 a6 2. Ng5: a6a5 lets Nxf7 explode the king.
-    let (fake, bot) = {
-        let fake = fake_with(Default::default()).await;
-        let mut s = settings(&fake.url());
-        online(&mut s, &fake.url());
-        let bot = start_bot(s);
-        wait_connected(&fake, 1).await;
-        (fake, bot)
-    };
+    let (fake, bot) = online_bot(|_| {}).await;
     let game = Game::from_uci_moves(Position::startpos(), &["g1f3", "a7a6", "f3g5"]).unwrap();
     let fen = game.position().to_fen();
     fake.set_online_answer(
@@ -455,12 +448,7 @@ fn only_one_saves(fen: &str, best: &str) -> serde_json::Value {
 /// among the moves the first answer said do not lose (here one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_an_answer_the_search_keeps_to_what_the_tablebase_said_before() {
-    capture_logs();
-    let fake = fake().await;
-    let mut s = settings(&fake.url());
-    online(&mut s, &fake.url());
-    let bot = start_bot(s);
-    wait_connected(&fake, 1).await;
+    let (fake, bot) = online_bot(|_| {}).await;
     let q = "1n2k3/8/8/8/8/8/4P3/R3K3 w - - 0 1";
     let q2 = "1n1k4/8/8/8/8/8/4P3/R4K2 w - - 2 2";
     fake.set_online_answer(Endpoint::Tablebase, q, only_one_saves(q, "e1f1"))
