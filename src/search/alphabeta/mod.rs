@@ -28,6 +28,7 @@
 
 mod correction;
 mod helpers;
+mod leaf;
 mod node;
 mod ordering;
 mod table;
@@ -47,6 +48,8 @@ use super::params::SearchParams;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
+
+pub use leaf::LeafSearch;
 
 /// Nodes between looks at the clock and the stop flag (the node limit is checked at every node).
 const CHECK_INTERVAL: u64 = 1024;

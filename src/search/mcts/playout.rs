@@ -2,6 +2,8 @@
 //! never evaluated (or a proven one), its evaluation, and the value backed up the path with the
 //! proofs recomputed on the way (the solver's propagation).
 
+use std::sync::atomic::AtomicBool;
+
 use atomic_chess::{MoveList, Position};
 
 use super::Mcts;
@@ -9,7 +11,7 @@ use crate::search::tree::{NodeId, Proof, ROOT};
 
 impl Mcts {
     /// One playout from the root.
-    pub(super) fn playout(&mut self, root_pos: &Position, base_keys: usize) {
+    pub(super) fn playout(&mut self, root_pos: &Position, base_keys: usize, stop: &AtomicBool) {
         let mut pos = *root_pos;
         self.path.clear();
         self.path.push(ROOT);
@@ -27,7 +29,7 @@ impl Mcts {
                 break exact;
             }
             if node.visits == 0 {
-                break self.evaluate(id, &pos);
+                break self.evaluate(id, &pos, stop);
             }
             if !node.is_expanded() {
                 let mut moves = MoveList::new();
