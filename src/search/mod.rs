@@ -16,9 +16,8 @@
 //! - `engine`: what an engine is given and answers ([`SearchConfig`], [`Limits`],
 //!   [`SearchInfo`], [`SearchResult`], [`Proven`], [`SearchStats`]) and the `Engine` trait;
 //! - `alphabeta`: principal variation search with a transposition table, move ordering and
-//!   correction histories, and shallow searches of single positions for the MCTS's leaves;
-//!   `mcts` (with `tree`, the node arena): selection, expansion, evaluation, backup, the
-//!   solver and batched leaf parallelism;
+//!   correction histories; `mcts` (with `tree`, the node arena): selection, expansion,
+//!   evaluation, backup, the solver and batched leaf parallelism;
 //! - `searcher`: the [`Searcher`], which runs the engine [`SearchConfig::algorithm`] names.
 
 mod alphabeta;

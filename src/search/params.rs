@@ -25,16 +25,6 @@ pub struct SearchParams {
     /// 1: from the expansion on, which costs a static evaluation per child of every node and
     /// halves the playout rate; 4 keeps most of the gain at a fraction of the cost).
     pub prior_eval_visits: u32,
-    /// MCTS: plies of the alpha-beta search that values a new leaf (issue 33; the search of
-    /// `alphabeta/leaf.rs`, quiescence below it); 0: the quiescence search alone. One-thread
-    /// searches only: batched ones (`Threads` > 1) keep the quiescence values.
-    pub mcts_leaf_depth: u32,
-    /// MCTS with leaf searches: the share of a node's prior mass given to the move its leaf
-    /// search found best (the others keep `1 −` this of theirs; 0: off).
-    pub mcts_leaf_prior: f32,
-    /// MCTS: the root plays a move whose value beats the most visited one's by more than this
-    /// (a win probability) if it has at least a third of its visits (a "Q-veto"; 0: off).
-    pub mcts_q_veto: f32,
     /// With randomisation on, moves whose value is within this of the best may be picked.
     pub random_window: f32,
     /// With randomisation on, only moves before this game ply are randomised.
@@ -137,9 +127,6 @@ impl Default for SearchParams {
             qsearch_depth: 8,
             prior_eval: 1.0,
             prior_eval_visits: 4,
-            mcts_leaf_depth: 0,
-            mcts_leaf_prior: 0.0,
-            mcts_q_veto: 0.0,
             random_window: 0.05,
             random_plies: 16,
             time_extension: 2.0,
@@ -226,9 +213,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("QSearchDepth", qsearch_depth, 0, 32, 1.0, u32),
     spec!("PriorEval", prior_eval, 0, 1000, 100.0, f32),
     spec!("PriorEvalVisits", prior_eval_visits, 1, 100_000, 1.0, u32),
-    spec!("MctsLeafDepth", mcts_leaf_depth, 0, 16, 1.0, u32),
-    spec!("MctsLeafPrior", mcts_leaf_prior, 0, 100, 100.0, f32),
-    spec!("MctsQVeto", mcts_q_veto, 0, 500, 1000.0, f32),
     spec!("RandomWindow", random_window, 0, 500, 1000.0, f32),
     spec!("RandomPlies", random_plies, 0, 400, 1.0, u32),
     spec!("TimeExtension", time_extension, 100, 500, 100.0, f32),

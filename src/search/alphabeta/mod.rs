@@ -28,7 +28,6 @@
 
 mod correction;
 mod helpers;
-mod leaf;
 mod node;
 mod ordering;
 mod table;
@@ -48,8 +47,6 @@ use super::params::SearchParams;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
-
-pub use leaf::LeafSearch;
 
 /// Nodes between looks at the clock and the stop flag (the node limit is checked at every node).
 const CHECK_INTERVAL: u64 = 1024;

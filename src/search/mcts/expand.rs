@@ -25,20 +25,6 @@ impl Mcts {
             &mut self.priors,
             &mut self.children,
         );
-        if let Some(best) = self.leaf_prior_move(pos) {
-            let share = self.config.params.mcts_leaf_prior;
-            for child in &mut self.children {
-                child.prior = seeded(child.prior, child.mv == Some(best), share);
-            }
-            // Still highest prior first: the others all shrank by the same factor.
-            if let Some(i) = self.children.iter().position(|c| c.mv == Some(best))
-                && self.children[..i]
-                    .iter()
-                    .all(|c| c.prior <= self.children[i].prior)
-            {
-                self.children[..=i].rotate_right(1);
-            }
-        }
         if !self.tree.add_children(id, &self.children) {
             return false;
         }
@@ -63,31 +49,10 @@ impl Mcts {
             true,
             &mut self.priors,
         );
-        let best = self.leaf_prior_move(pos);
-        let share = self.config.params.mcts_leaf_prior;
         for (cid, &prior) in node.child_ids().zip(self.priors.iter()) {
-            let child = self.tree.get_mut(cid);
-            child.prior = match best {
-                Some(b) => seeded(prior, child.mv == Some(b), share),
-                None => prior,
-            };
+            self.tree.get_mut(cid).prior = prior;
         }
     }
-
-    /// The move whose prior the leaf search seeds at `pos` (`MctsLeafPrior`): the best move of
-    /// its search of the position, if the table still holds it.
-    fn leaf_prior_move(&self, pos: &Position) -> Option<atomic_chess::Move> {
-        let params = &self.config.params;
-        if params.mcts_leaf_prior <= 0.0 || params.mcts_leaf_depth == 0 || self.config.threads > 1 {
-            return None;
-        }
-        self.leaf_search.as_ref()?.table_move(pos)
-    }
-}
-
-/// A prior with `share` of the mass moved to the leaf search's best move.
-fn seeded(prior: f32, best: bool, share: f32) -> f32 {
-    prior * (1.0 - share) + if best { share } else { 0.0 }
 }
 
 /// The children of a position about to be expanded, into `children`: one per move with its

@@ -40,7 +40,6 @@ mod pool;
 mod root;
 mod stop;
 
-use super::alphabeta::LeafSearch;
 use super::engine::{Engine, Limits, SearchConfig, SearchInfo, SearchResult, SearchStats};
 use super::eval::{self, Evaluator, QStats};
 use super::policy;
@@ -79,9 +78,6 @@ pub struct Mcts {
     children: Vec<Node>,
     /// Scratch state of batched playouts (`threads > 1`).
     batch: batch::Batch,
-    /// The alpha-beta search of new leaves (`MctsLeafDepth` > 0, one thread), made at the
-    /// first search that wants it and kept with its table and histories.
-    leaf_search: Option<LeafSearch>,
 }
 
 impl Engine for Mcts {
@@ -130,7 +126,6 @@ impl Mcts {
             refine_moves: Vec::new(),
             children: Vec::new(),
             batch: batch::Batch::default(),
-            leaf_search: None,
         }
     }
 
@@ -150,29 +145,6 @@ impl Mcts {
     fn forget(&mut self) {
         self.tree.clear();
         self.root_pos = None;
-        if let Some(search) = self.leaf_search.as_mut() {
-            search.clear();
-        }
-    }
-
-    /// Readies the leaf search for this search if `MctsLeafDepth` asks for one and the search
-    /// runs on one thread: its table is a quarter of `Hash` (at least 1 MiB), made once.
-    fn prepare_leaf_search(&mut self) {
-        if self.config.params.mcts_leaf_depth == 0 || self.config.threads > 1 {
-            return;
-        }
-        let hash_mb = (self.config.hash_mb / 4).max(1);
-        let network = self.config.network.as_ref();
-        match self.leaf_search.as_mut() {
-            Some(search) if search.hash_mb() == hash_mb => {
-                search.new_search(&self.config.params, network);
-            }
-            _ => {
-                let mut search = LeafSearch::new(hash_mb, &self.config.params, network);
-                search.new_search(&self.config.params, network);
-                self.leaf_search = Some(search);
-            }
-        }
     }
 
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
@@ -193,7 +165,6 @@ impl Mcts {
         self.full = false;
         self.unprunable = false;
         self.prepare_root(game);
-        self.prepare_leaf_search();
         self.stats.reused = u64::from(self.tree.get(ROOT).visits);
 
         // Repetition keys: the game's reversible history, then the root, then the path.
@@ -340,7 +311,7 @@ impl Mcts {
                 continue;
             }
             match crew.as_deref_mut() {
-                None => self.playout(root_pos, base_keys, stop),
+                None => self.playout(root_pos, base_keys),
                 Some(crew) => {
                     // Never past a node limit.
                     let left = limits.nodes.map_or(u64::MAX, |n| n - self.stats.playouts);

@@ -2,8 +2,6 @@
 //! never evaluated (or a proven one), its evaluation, and the value backed up the path with the
 //! proofs recomputed on the way (the solver's propagation).
 
-use std::sync::atomic::AtomicBool;
-
 use atomic_chess::{MoveList, Position};
 
 use super::Mcts;
@@ -11,7 +9,7 @@ use crate::search::tree::{NodeId, Proof, ROOT};
 
 impl Mcts {
     /// One playout from the root.
-    pub(super) fn playout(&mut self, root_pos: &Position, base_keys: usize, stop: &AtomicBool) {
+    pub(super) fn playout(&mut self, root_pos: &Position, base_keys: usize) {
         let mut pos = *root_pos;
         self.path.clear();
         self.path.push(ROOT);
@@ -29,7 +27,7 @@ impl Mcts {
                 break exact;
             }
             if node.visits == 0 {
-                break self.evaluate(id, &pos, stop);
+                break self.evaluate(id, &pos);
             }
             if !node.is_expanded() {
                 let mut moves = MoveList::new();

@@ -59,23 +59,6 @@ impl Mcts {
         {
             best = draw;
         }
-        // The Q-veto: a well-searched move clearly better valued than the most visited one,
-        // whose visits may still be catching up with a refutation found late.
-        let veto = self.config.params.mcts_q_veto;
-        let most = get(&best);
-        if veto > 0.0
-            && id == ROOT
-            && most.proof == Proof::Unknown
-            && let Some(&better) = open
-                .iter()
-                .filter(|c| {
-                    let n = get(c);
-                    n.proof == Proof::Unknown && n.visits * 3 >= most.visits && n.q > most.q + veto
-                })
-                .max_by(|a, b| get(a).q.total_cmp(&get(b).q))
-        {
-            best = better;
-        }
         if let Some(random) = random
             && get(&best).proof == Proof::Unknown
         {
@@ -184,12 +167,6 @@ impl Mcts {
         random: Option<u64>,
     ) -> SearchResult {
         self.stats.positions += self.qstats.nodes;
-        if self.config.params.mcts_leaf_depth > 0
-            && self.config.threads <= 1
-            && let Some(search) = &self.leaf_search
-        {
-            self.stats.positions += search.nodes();
-        }
         let best = self.best_child(ROOT, random);
         let info = self.line_info(start, best, 1);
         on_info(&info);
@@ -233,47 +210,5 @@ fn proof_distance(proof: Proof) -> u16 {
     match proof {
         Proof::Win(d) | Proof::Loss(d) => d,
         _ => 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::search::SearchParams;
-    use crate::search::engine::SearchConfig;
-
-    /// The Q-veto: the most visited root move is played unless another with at least a third
-    /// of its visits is valued better by more than `MctsQVeto`; off at 0.
-    #[test]
-    fn a_clearly_better_valued_move_vetoes_the_most_visited() {
-        let moves = atomic_chess::Position::startpos().legal_moves();
-        let choose = |veto: f32, children: &[(u32, f32)]| {
-            let mut mcts = Mcts::new(&SearchConfig {
-                hash_mb: 1,
-                params: SearchParams {
-                    mcts_q_veto: veto,
-                    ..SearchParams::default()
-                },
-                ..SearchConfig::default()
-            });
-            let nodes: Vec<Node> = children
-                .iter()
-                .zip(moves.iter())
-                .map(|(&(visits, q), &m)| Node {
-                    visits,
-                    q,
-                    ..Node::new(Some(m), 0.1)
-                })
-                .collect();
-            *mcts.tree.get_mut(ROOT) = Node::new(None, 1.0);
-            assert!(mcts.tree.add_children(ROOT, &nodes));
-            let best = mcts.best_child(ROOT, None).expect("a child");
-            (best - mcts.tree.get(ROOT).first) as usize
-        };
-        let children = [(900, 0.50), (400, 0.60), (100, 0.90)];
-        assert_eq!(choose(0.0, &children), 0);
-        // The third has too few visits to veto; the second clears the margin.
-        assert_eq!(choose(0.05, &children), 1);
-        assert_eq!(choose(0.15, &children), 0);
     }
 }
