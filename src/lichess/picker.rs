@@ -174,12 +174,7 @@ impl MovePicker for SimplePicker {
     ) -> Option<Pick> {
         let pos = game.position();
         let us = pos.turn();
-        let legal = pos.legal_moves();
-        let limits = Limits {
-            searchmoves: only.to_vec(),
-            ..Limits::default()
-        };
-        let moves = limits.root_moves(&legal);
+        let moves = search::restrict_root(&pos.legal_moves(), only);
         let first = *moves.first()?;
         let salt = mix(self.seed ^ pos.zobrist());
         let mut best = (i32::MIN, 0u64, first);

@@ -117,15 +117,21 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// The root moves to search: `legal` restricted to [`Limits::searchmoves`] when any of
-    /// those is legal, else all of `legal`.
+    /// The root moves to search: `legal` restricted to [`Limits::searchmoves`]
+    /// ([`restrict_root`]).
     pub fn root_moves(&self, legal: &MoveList) -> MoveList {
-        let mut moves = legal.clone();
-        if !self.searchmoves.is_empty() && legal.iter().any(|m| self.searchmoves.contains(m)) {
-            moves.retain(|m| self.searchmoves.contains(m));
-        }
-        moves
+        restrict_root(legal, &self.searchmoves)
     }
+}
+
+/// `legal` restricted to `only` when any of those is legal, else all of `legal` (an empty or
+/// wholly illegal restriction never leaves a position without moves).
+pub fn restrict_root(legal: &MoveList, only: &[Move]) -> MoveList {
+    let mut moves = legal.clone();
+    if legal.iter().any(|m| only.contains(m)) {
+        moves.retain(|m| only.contains(m));
+    }
+    moves
 }
 
 /// A score from the side to move's point of view.

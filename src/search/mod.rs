@@ -38,6 +38,7 @@ mod tree;
 
 pub use engine::{
     Algorithm, Limits, Proven, Score, SearchConfig, SearchInfo, SearchResult, SearchStats,
+    restrict_root,
 };
 pub use params::SearchParams;
 pub use searcher::Searcher;

@@ -206,6 +206,7 @@ mod tests {
             .iter()
             .map(|m| pos.parse_uci(m).expect("legal"))
             .collect();
+        let illegal = Move::normal(Role::King, Square::E1, Square::E5, false, None);
         for algorithm in [Algorithm::AlphaBeta, Algorithm::Mcts] {
             let mut searcher = Searcher::new(SearchConfig {
                 algorithm,
@@ -226,13 +227,7 @@ mod tests {
                 "{algorithm:?}: {unrestricted}"
             );
             let mut searchmoves = only.clone();
-            searchmoves.push(Move::normal(
-                Role::King,
-                Square::E1,
-                Square::E5,
-                false,
-                None,
-            ));
+            searchmoves.push(illegal);
             let restricted = Limits {
                 searchmoves,
                 ..free.clone()
@@ -248,13 +243,7 @@ mod tests {
             assert_eq!(best(&mut searcher, &free), unrestricted, "{algorithm:?}");
             // Nothing legal among searchmoves: every move.
             let none_legal = Limits {
-                searchmoves: vec![Move::normal(
-                    Role::King,
-                    Square::E1,
-                    Square::E5,
-                    false,
-                    None,
-                )],
+                searchmoves: vec![illegal],
                 ..free.clone()
             };
             searcher.clear();
