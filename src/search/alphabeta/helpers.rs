@@ -33,7 +33,9 @@ pub(super) fn alongside<T>(
     let helper_ctx = Ctx {
         stop: &done,
         hard: None,
-        nodes: None,
+        // A helper stops at the node limit by itself too: the main thread may be descheduled
+        // while it runs (a busy machine), and its stop would come late.
+        nodes: ctx.nodes,
         table: ctx.table,
         total: ctx.total,
     };
@@ -83,6 +85,7 @@ impl Worker {
             if self.aborted {
                 break;
             }
+            self.finished = Some((depth, self.root_moves[0].clone()));
             previous = Some(score);
         }
         self.publish(ctx);
