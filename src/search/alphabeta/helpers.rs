@@ -85,7 +85,6 @@ impl Worker {
             if self.aborted {
                 break;
             }
-            self.finished = Some((depth, self.root_moves[0].clone()));
             previous = Some(score);
         }
         self.publish(ctx);
