@@ -48,6 +48,11 @@ pub struct DatagenArgs {
     /// Random plies from the start position before the engine plays (this many or one more).
     #[arg(long, default_value_t = 8)]
     pub random_plies: u32,
+    /// Adjudicate a win once both sides' scores agree beyond this many centipawns for 4 plies
+    /// (gen0: 2 500; higher keeps more won endings and king hunts in the data, as the game is
+    /// played on until a mate score or the end).
+    #[arg(long, default_value_t = PlayRules::default().win_cp)]
+    pub win_cp: i32,
     /// Games played at once, one search thread each (default: every core this process may use).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -130,6 +135,12 @@ pub fn run(args: &DatagenArgs, progress: Option<Duration>) -> Result<Summary, Da
             "--games and --nodes must be at least 1".into(),
         ));
     }
+    if args.win_cp < 100 {
+        return Err(DatagenError::Usage(format!(
+            "--win-cp {} would adjudicate balanced games as wins: give at least 100",
+            args.win_cp
+        )));
+    }
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
@@ -147,6 +158,7 @@ pub fn run(args: &DatagenArgs, progress: Option<Duration>) -> Result<Summary, Da
     let rules = PlayRules {
         nodes: args.nodes,
         random_plies: args.random_plies,
+        win_cp: args.win_cp,
         ..PlayRules::default()
     };
     let config = SearchConfig {
@@ -230,6 +242,7 @@ mod tests {
             seed: 5,
             nodes: 200,
             random_plies: 8,
+            win_cp: 2_500,
             threads: Some(threads),
             hash: 2,
             eval_file: embedded::LINEAR.to_owned(),
@@ -257,6 +270,26 @@ mod tests {
     }
 
     #[test]
+    fn a_higher_win_threshold_plays_the_same_games_further() {
+        let dir = std::env::temp_dir().join(format!("atomic-datagen-win-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let mut low = args(dir.join("low.bin"), 2);
+        low.games = 8;
+        low.win_cp = 300;
+        let mut high = args(dir.join("high.bin"), 2);
+        high.games = 8;
+        let (a, b) = (
+            run(&low, None).expect("runs"),
+            run(&high, None).expect("runs"),
+        );
+        // The same games (deterministic) up to the adjudication, which comes later or not at
+        // all: more plies searched and kept.
+        assert!(b.searched > a.searched, "{a} / {b}");
+        assert!(b.positions > a.positions, "{a} / {b}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn zero_games_or_nodes_is_a_usage_error() {
         let mut bad = args(PathBuf::from("/nonexistent/x.bin"), 1);
         bad.games = 0;
@@ -264,6 +297,10 @@ mod tests {
         let unwritable = args(PathBuf::from("/nonexistent/dir/x.bin"), 1);
         let err = run(&unwritable, None).expect_err("cannot create");
         assert!(err.to_string().contains("/nonexistent/dir/x.bin"), "{err}");
+        let mut low_win = args(std::env::temp_dir().join("atomic-datagen-unused.bin"), 1);
+        low_win.win_cp = 50;
+        let err = run(&low_win, None).expect_err("a win threshold inside the balanced range");
+        assert!(err.to_string().contains("--win-cp 50"), "{err}");
         let mut no_net = args(std::env::temp_dir().join("atomic-datagen-unused.bin"), 1);
         no_net.eval_file = "/no/such/net.nnue".into();
         let err = run(&no_net, None).expect_err("no network");
