@@ -6,6 +6,7 @@
 #
 #   scripts/smp-scaling.sh [--bin target/release/atomic-bot] [--threads 1,2,4,8,16]
 #                          [--depth 16] [--repeats 3] [--hash 128] [--csv FILE]
+#                          [--option Name=value ...]
 #
 # Defaults: the thread counts are 1, 2, 4, ... up to the cores this shell may use (nproc
 # honours the affinity mask; with a cgroup CPU quota below that, pass --threads); 1 is always
@@ -26,9 +27,12 @@ repeats=3
 hash=128
 csv=""
 threads=""
+options=()
+
+die() { echo "smp-scaling: $*" >&2; exit 2; }
 
 usage() {
-    sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     exit "${1:-0}"
 }
 
@@ -40,12 +44,13 @@ while [[ $# -gt 0 ]]; do
         --repeats) repeats=$2; shift 2 ;;
         --hash) hash=$2; shift 2 ;;
         --csv) csv=$2; shift 2 ;;
+        --option) [[ "$2" == *=* ]] || die "--option takes Name=value, not '$2'"
+            options+=("$2"); shift 2 ;;
         -h|--help) usage 0 ;;
         *) echo "smp-scaling: unknown argument '$1'" >&2; usage 2 >&2 ;;
     esac
 done
 
-die() { echo "smp-scaling: $*" >&2; exit 2; }
 [[ -x "$bin" ]] || die "no executable '$bin' (cargo build --release, or --bin PATH)"
 [[ "$depth" =~ ^[1-9][0-9]*$ ]] || die "--depth must be a positive integer, not '$depth'"
 [[ "$repeats" =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, not '$repeats'"
@@ -96,6 +101,7 @@ expect() {
 send uci; expect uciok
 send "setoption name SearchAlgorithm value alphabeta"
 send "setoption name Hash value $hash"
+for o in "${options[@]}"; do send "setoption name ${o%%=*} value ${o#*=}"; done
 
 results=$(mktemp)
 trap 'kill "$engine_pid" 2>/dev/null || true; rm -f "$results"' EXIT
