@@ -94,10 +94,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta on several threads: helpers skip iterations in Stockfish 10's pattern (1;
-    /// helper 1 searches every second depth, later helpers in longer blocks at other phases)
-    /// or search every depth (0).
-    pub ab_smp_skip: i32,
 }
 
 impl SearchParams {
@@ -157,7 +153,6 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_smp_skip: 0,
         }
     }
 }
@@ -244,7 +239,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbSmpSkip", ab_smp_skip, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

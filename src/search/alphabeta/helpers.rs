@@ -75,9 +75,6 @@ impl Worker {
         let first = (1 + (index % 2) as i32).min(max_depth);
         let mut previous: Option<i32> = None;
         for depth in first..=max_depth {
-            if self.params.ab_smp_skip > 0 && depth < max_depth && skips(index, depth) {
-                continue;
-            }
             self.root_depth = depth;
             let score = match previous {
                 Some(prev) if depth >= 5 && prev.abs() < MATE_BOUND => {
@@ -91,33 +88,5 @@ impl Worker {
             previous = Some(score);
         }
         self.publish(ctx);
-    }
-}
-
-/// Whether helper `index` (from 1) leaves out iteration `depth`: Stockfish 10's pattern of
-/// blocks of `size` depths searched then skipped, shifted by `phase`, so that the helpers spread
-/// over the depths ahead of the main thread.
-fn skips(index: usize, depth: i32) -> bool {
-    const SIZE: [i32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
-    const PHASE: [i32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
-    let i = (index - 1) % SIZE.len();
-    ((depth + PHASE[i]) / SIZE[i]) % 2 == 1
-}
-
-#[cfg(test)]
-mod tests {
-    use super::skips;
-
-    #[test]
-    fn the_first_helpers_split_the_depths_and_later_ones_search_in_blocks() {
-        let searched = |index: usize| (1..=12).filter(|&d| !skips(index, d)).collect::<Vec<_>>();
-        assert_eq!(searched(1), [2, 4, 6, 8, 10, 12]);
-        assert_eq!(searched(2), [1, 3, 5, 7, 9, 11]);
-        assert_eq!(searched(3), [1, 4, 5, 8, 9, 12]);
-        // Every helper searches about half the depths, whatever its number.
-        for index in 1..=64 {
-            let n = (1..=240).filter(|&d| !skips(index, d)).count();
-            assert!((100..=140).contains(&n), "helper {index}: {n} of 240");
-        }
     }
 }
