@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Our engine against Fairy-Stockfish (one thread, Hash 64 each), the shared openings, colours
-# swapped, two games at a time (THREADS=N: N threads each; then run CONCURRENCY=1 on N cores). The settings the engine is tuned and measured at:
+# swapped, two games at a time (THREADS=N: N threads each; then CONCURRENCY=1 on N cores). The
+# settings the engine is tuned and measured at:
 #   bash scripts/fsf_match.sh nodes NAME GAMES [Option=value ...]   # ours 600 000 nodes, FSF 300 000
 #   bash scripts/fsf_match.sh time  NAME GAMES [Option=value ...]   # both 10+0.1 (equal time)
 # Node-limited games are deterministic and load-independent; timed ones need an idle machine.

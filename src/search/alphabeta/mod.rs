@@ -16,8 +16,7 @@
 //! stacks). They share results only through the table. The main thread alone reports, keeps
 //! the time and decides: the move played is its best move (taking instead the best move of the
 //! deepest iteration any thread finished measured +2 Elo [−43, +48] over 160 games: removed,
-//! code in 88a2080). One thread is bit-for-bit the
-//! search without helpers.
+//! code in 88a2080). One thread is bit-for-bit the search without helpers.
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
