@@ -1,7 +1,8 @@
 //! The network built into the binary: the default evaluation of both searches, the bot and
-//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen0.nnue` is the first generation, trained on the
-//! linear evaluation's self-play and Fairy-Stockfish-labelled positions; docs/NNUE.md has its
-//! data, trainer settings and games. Embedding it means a deployed binary needs no file beside
+//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen1.nnue` is the second generation, trained on
+//! the self-play of the first (`nets/atomic-gen0.nnue`, kept as a file so that gen1's data can be
+//! made again) and on Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer
+//! settings and games of each. Embedding it means a deployed binary needs no file beside
 //! it, and the bytes are checked (format, sizes, hash) like any file the first time they are
 //! used.
 
@@ -14,11 +15,11 @@ pub const NAME: &str = "<embedded>";
 /// What they call the linear evaluation.
 pub const LINEAR: &str = "<linear>";
 /// The embedded file's path in the repository.
-pub const FILE: &str = "nets/atomic-gen0.nnue";
+pub const FILE: &str = "nets/atomic-gen1.nnue";
 
 static BYTES: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/nets/atomic-gen0.nnue"
+    "/nets/atomic-gen1.nnue"
 ));
 
 /// The embedded network, parsed once and shared.
