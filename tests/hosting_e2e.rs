@@ -78,8 +78,7 @@ async fn matchmaking_challenges_an_online_bot_and_backs_off_after_declines() {
 
     // First challenge: to the only other online bot, atomic, with a configured time control.
     let first = next_challenge_from_bot(&mut events).await;
-    // The fake records a request once its answer is complete, after it sent the partner the
-    // event: read at once, the record races with it (0 where 1 was due, on a loaded machine).
+    // The event comes before the fake logs the request (`FakeLichess::requests`).
     assert!(
         fake.wait_until(T, |f| challenges_to(f, PARTNER) == 1).await,
         "the bot's challenge is recorded: {}",

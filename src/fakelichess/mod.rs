@@ -364,7 +364,10 @@ impl FakeLichess {
         self.with(|i| i.online.delay(endpoint, delay));
     }
 
-    /// Every request so far.
+    /// Every request answered so far. A request is logged (with its status) once its answer is
+    /// complete, which is after whatever it changed: events it sent to streams, games it made.
+    /// A test that sees such an effect and then reads the log waits for the record
+    /// (`wait_until`) rather than reading it at once.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.with(|i| i.requests.clone())
     }
