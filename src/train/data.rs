@@ -9,11 +9,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use arrayvec::ArrayVec;
-use atomic_chess::Color;
+use atomic_chess::{Color, Square};
+
+use crate::search::nnue::features::KingLayout;
 
 use crate::datagen::record::{self, DataError, RECORD_BYTES};
 
-/// Inputs per perspective: colour (own, other) × role × square.
+/// Inputs per perspective of the plain layout: colour (own, other) × role × square. A
+/// king-keyed network has this many per king bucket, and its sample inputs are keyed when the
+/// dataset is ([`Dataset::set_kings`]).
 pub const INPUTS: usize = 768;
 
 /// The input of a unit of colour `c`, role `r` on square `s` seen from perspective `p`.
@@ -75,6 +79,8 @@ pub struct Dataset {
     score: Vec<i16>,
     /// Result for the side to move: 0 loss, 1 draw, 2 win.
     result: Vec<u8>,
+    /// How [`Dataset::inputs`] keys the inputs by each perspective's king.
+    kings: Option<KingLayout>,
 }
 
 /// One sample's inputs seen from the side to move (`us`) and the other side (`them`).
@@ -162,11 +168,34 @@ impl Dataset {
         Ok((data, files))
     }
 
+    /// Makes [`Dataset::inputs`] key the inputs by each perspective's king as `kings` says
+    /// (the files hold plain inputs; the keyed ones are derived per sample).
+    pub fn set_kings(&mut self, kings: KingLayout) {
+        self.kings = Some(kings).filter(|k| *k != KingLayout::Plain);
+    }
+
     /// Sample `i`'s inputs from both perspectives.
     pub fn inputs(&self, i: usize) -> Inputs {
         let own = &self.features[self.offsets[i] as usize..self.offsets[i + 1] as usize];
-        let white: ArrayVec<u16, 32> = own.iter().copied().collect();
-        let black: ArrayVec<u16, 32> = own.iter().map(|&f| flip(f)).collect();
+        let mut white: ArrayVec<u16, 32> = own.iter().copied().collect();
+        let mut black: ArrayVec<u16, 32> = own.iter().map(|&f| flip(f)).collect();
+        if let Some(kings) = self.kings {
+            // The kings' squares from White's inputs: own king 320..384, the other 704..768.
+            let king = |range: std::ops::Range<u16>| {
+                own.iter()
+                    .find(|f| range.contains(f))
+                    .map(|&f| Square::new(u32::from(f - range.start)))
+            };
+            let keys = [
+                kings.key(Color::White, king(320..384)),
+                kings.key(Color::Black, king(704..768)),
+            ];
+            for (inputs, key) in [(&mut white, keys[0]), (&mut black, keys[1])] {
+                for f in inputs.iter_mut() {
+                    *f = key.apply(usize::from(*f)) as u16;
+                }
+            }
+        }
         if self.turn[i] == 0 {
             Inputs {
                 us: white,

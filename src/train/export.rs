@@ -27,13 +27,17 @@ pub fn quantise(net: &Network) -> Quantised {
     let p = &net.params;
     let (ft, out, bias) = (net.out_weights_at(), net.out_bias_at(), p.len());
     let h = net.hidden;
+    let ft_weights = (0..net.kings.inputs() * h)
+        .map(|i| q16(net.weight(i / h, i % h), QA))
+        .collect();
     Quantised {
+        kings: net.kings,
         hidden: h,
         buckets: net.buckets,
         qa: QA as u32,
         qb: QB as u32,
         scale: SCALE as u32,
-        ft_weights: p[..ft - h].iter().map(|&w| q16(w, QA)).collect(),
+        ft_weights,
         ft_bias: p[ft - h..ft].iter().map(|&w| q16(w, QA)).collect(),
         out_weights: p[ft..out].iter().map(|&w| q16(w, QB)).collect(),
         out_bias: p[out..bias]
@@ -61,7 +65,7 @@ pub struct QuantNet {
     pub buckets: usize,
     /// The header's payload hash.
     pub hash: u64,
-    /// `[768][H]`.
+    /// `[inputs][H]` (768 per king bucket).
     pub ft_weights: Vec<i16>,
     /// `[H]`.
     pub ft_bias: Vec<i16>,

@@ -18,6 +18,8 @@ use std::time::Instant;
 
 use clap::Args;
 
+use crate::search::nnue::features::KingLayout;
+
 use data::{Dataset, LoadError};
 use trainer::Options;
 
@@ -40,6 +42,11 @@ pub struct TrainArgs {
     /// Output buckets by material (1 to 16).
     #[arg(long, default_value_t = 8)]
     pub buckets: usize,
+    /// Inputs keyed by the perspective's king: `plain` (768 a perspective) or `mirrored8`
+    /// (eight king buckets, the board mirrored to put the king on files a–d; trained with a
+    /// factoriser). See docs/NNUE.md.
+    #[arg(long, default_value = "plain")]
+    pub kings: String,
     /// Passes over the data.
     #[arg(long, default_value_t = 10)]
     pub epochs: usize,
@@ -110,6 +117,15 @@ impl TrainArgs {
         if !(1..=16).contains(&self.buckets) {
             return usage(format!("--buckets {} is not in 1..=16", self.buckets));
         }
+        let kings = match self.kings.as_str() {
+            "plain" => KingLayout::Plain,
+            "mirrored8" => KingLayout::Mirrored8,
+            other => {
+                return usage(format!(
+                    "--kings {other:?} is not a king layout (plain or mirrored8)"
+                ));
+            }
+        };
         if self.epochs == 0 || self.batch == 0 {
             return usage("--epochs and --batch must be positive".into());
         }
@@ -128,6 +144,7 @@ impl TrainArgs {
             return usage("--threads must be positive".into());
         }
         Ok(Options {
+            kings,
             hidden: self.hidden,
             buckets: self.buckets,
             epochs: self.epochs,
@@ -162,7 +179,9 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let opts = args.options()?;
     let start = Instant::now();
     let cap = args.max_samples.unwrap_or(usize::MAX);
-    let (data, files) = Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
+    let (mut data, files) =
+        Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
+    data.set_kings(opts.kings);
     // Blocks of 64 positions (about two games), smaller when the data is too small for them.
     let opts = Options {
         val_block: (data.len() / (opts.val_every * 8)).clamp(1, 64),
@@ -184,7 +203,8 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         start.elapsed().as_secs_f64()
     );
     println!(
-        "train: hidden {}, buckets {}, epochs {}, batch {}, lr {}, wdl {}, power {}, threads {}, seed {}",
+        "train: kings {:?}, hidden {}, buckets {}, epochs {}, batch {}, lr {}, wdl {}, power {}, threads {}, seed {}",
+        opts.kings,
         opts.hidden,
         opts.buckets,
         opts.epochs,
@@ -253,7 +273,7 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         eprintln!("train: warning: a checkpoint could not be written ({e})");
     }
     Ok(format!(
-        "| {} | {hash:016x} | {} ({} files) | {} positions | {} epochs | hidden {} | buckets {} | λ {} | val loss {last_val:.6} | trainer {} |",
+        "| {} | {hash:016x} | {} ({} files) | {} positions | {} epochs | kings {:?} | hidden {} | buckets {} | λ {} | val loss {last_val:.6} | trainer {} |",
         args.out.file_name().map_or_else(
             || args.out.display().to_string(),
             |n| n.to_string_lossy().into_owned()
@@ -262,6 +282,7 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         files.len(),
         data.len(),
         opts.epochs,
+        opts.kings,
         opts.hidden,
         opts.buckets,
         opts.wdl,

@@ -1,9 +1,19 @@
 //! The float network the trainer fits: a shared feature transformer over 768 inputs a
-//! perspective, SCReLU, and one linear output per material bucket.
+//! perspective (768 per king bucket when keyed by the king), SCReLU, and one linear output per
+//! material bucket.
 //!
-//! All parameters live in one flat vector (feature-transformer weights, its bias, the output
-//! weights, the output biases) so that the optimiser, the gradient sums of the threads and the
-//! clipping each run over plain slices.
+//! All parameters live in one flat vector (feature-transformer weights, the factoriser's when
+//! keyed, its bias, the output weights, the output biases) so that the optimiser, the gradient
+//! sums of the threads and the clipping each run over plain slices.
+//!
+//! The factoriser: a network keyed by the king has eight copies of every input, and each copy
+//! sees only the positions whose king stands in its bucket, an eighth of the data. So every
+//! input's weight is trained as the sum of its bucket's row and one row shared by all buckets
+//! (the plain input's); the shared row learns from every position, the bucket rows only the
+//! difference a king's placement makes. The file holds the sums (the engine never sees the
+//! factoriser).
+
+use crate::search::nnue::features::KingLayout;
 
 use super::data::{INPUTS, Inputs};
 
@@ -16,11 +26,14 @@ pub const CLIP: f32 = 1.98;
 /// A network's float parameters and shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Network {
+    /// How the inputs are keyed by the perspective's king.
+    pub kings: KingLayout,
     /// Neurons of the feature transformer (per perspective).
     pub hidden: usize,
     /// Output buckets by material.
     pub buckets: usize,
-    /// `ft_w [768][H]`, `ft_b [H]`, `out_w [B][2H]`, `out_b [B]`, back to back.
+    /// `ft_w [inputs][H]`, (keyed only) `fac_w [768][H]`, `ft_b [H]`, `out_w [B][2H]`,
+    /// `out_b [B]`, back to back.
     pub params: Vec<f32>,
 }
 
@@ -83,19 +96,34 @@ fn screlu(x: f32) -> f32 {
 }
 
 impl Network {
+    /// Rows of the factoriser: the plain inputs when keyed by the king, none otherwise.
+    fn factor_rows(kings: KingLayout) -> usize {
+        if kings == KingLayout::Plain {
+            0
+        } else {
+            INPUTS
+        }
+    }
+
     /// Parameters of a network of this shape.
-    pub fn param_count(hidden: usize, buckets: usize) -> usize {
-        INPUTS * hidden + hidden + buckets * 2 * hidden + buckets
+    pub fn param_count(kings: KingLayout, hidden: usize, buckets: usize) -> usize {
+        (kings.inputs() + Self::factor_rows(kings)) * hidden
+            + hidden
+            + buckets * 2 * hidden
+            + buckets
     }
 
     /// A seeded random network: transformer weights uniform in ±0.1 (about 30 active rows put
     /// an accumulator's spread near 0.3, inside SCReLU's range), output weights uniform in
-    /// ±1/√(2H), biases zero.
-    pub fn random(hidden: usize, buckets: usize, seed: u64) -> Self {
+    /// ±1/√(2H), biases zero. Keyed by the king, the factoriser's rows get the random values and
+    /// the bucket rows start at zero (every bucket starts as the plain network).
+    pub fn random(kings: KingLayout, hidden: usize, buckets: usize, seed: u64) -> Self {
         let mut rng = Rng::new(seed);
-        let mut params = vec![0.0; Self::param_count(hidden, buckets)];
-        let ft = INPUTS * hidden;
-        for p in &mut params[..ft] {
+        let mut params = vec![0.0; Self::param_count(kings, hidden, buckets)];
+        let keyed = kings.inputs() * hidden;
+        let ft = keyed + Self::factor_rows(kings) * hidden;
+        let random_rows = if kings == KingLayout::Plain { 0 } else { keyed };
+        for p in &mut params[random_rows..ft] {
             *p = 0.1 * rng.symmetric();
         }
         let out_scale = 1.0 / ((2 * hidden) as f32).sqrt();
@@ -104,15 +132,39 @@ impl Network {
             *p = out_scale * rng.symmetric();
         }
         Network {
+            kings,
             hidden,
             buckets,
             params,
         }
     }
 
+    /// Start of the factoriser's rows in `params` (equal to [`Network::ft_bias_at`] when there
+    /// are none).
+    pub fn factor_at(&self) -> usize {
+        self.kings.inputs() * self.hidden
+    }
+
+    /// Whether the network has a factoriser (it is keyed by the king).
+    pub fn factorised(&self) -> bool {
+        self.kings != KingLayout::Plain
+    }
+
+    /// The weight of keyed input `f` for neuron `j` as the file holds it: its row plus, keyed,
+    /// the factoriser's row of the same plain input.
+    pub fn weight(&self, f: usize, j: usize) -> f32 {
+        let h = self.hidden;
+        let own = self.params[f * h + j];
+        if self.factorised() {
+            own + self.params[self.factor_at() + (f % INPUTS) * h + j]
+        } else {
+            own
+        }
+    }
+
     /// Start of the transformer bias in `params`.
     pub fn ft_bias_at(&self) -> usize {
-        INPUTS * self.hidden
+        self.factor_at() + Self::factor_rows(self.kings) * self.hidden
     }
 
     /// Start of the output weights in `params`.
@@ -129,8 +181,10 @@ impl Network {
     /// accumulators in `scratch` for [`Network::backward`].
     pub fn forward(&self, inputs: &Inputs, bucket: usize, scratch: &mut Scratch) -> f32 {
         let h = self.hidden;
-        let ft_w = &self.params[..self.ft_bias_at()];
+        let ft_w = &self.params[..self.factor_at()];
+        let fac_w = &self.params[self.factor_at()..self.ft_bias_at()];
         let ft_b = &self.params[self.ft_bias_at()..self.out_weights_at()];
+        let factorised = self.factorised();
         for (acc, features) in [
             (&mut scratch.acc_us, &inputs.us),
             (&mut scratch.acc_them, &inputs.them),
@@ -140,6 +194,12 @@ impl Network {
                 let row = &ft_w[usize::from(f) * h..][..h];
                 for (a, w) in acc.iter_mut().zip(row) {
                     *a += w;
+                }
+                if factorised {
+                    let row = &fac_w[(usize::from(f) % INPUTS) * h..][..h];
+                    for (a, w) in acc.iter_mut().zip(row) {
+                        *a += w;
+                    }
                 }
             }
         }
@@ -187,7 +247,9 @@ impl Network {
                 }
             }
         }
-        let (g_ft_w, rest) = grad.split_at_mut(self.ft_bias_at());
+        let factorised = self.factorised();
+        let (g_ft_w, rest) = grad.split_at_mut(self.factor_at());
+        let (g_fac_w, rest) = rest.split_at_mut(self.ft_bias_at() - self.factor_at());
         for ((gb, &a), &b) in rest[..h]
             .iter_mut()
             .zip(&scratch.grad_us)
@@ -204,14 +266,26 @@ impl Network {
                 for (g, &a) in row.iter_mut().zip(ga.iter()) {
                     *g += a;
                 }
+                if factorised {
+                    let row = &mut g_fac_w[(usize::from(f) % INPUTS) * h..][..h];
+                    for (g, &a) in row.iter_mut().zip(ga.iter()) {
+                        *g += a;
+                    }
+                }
             }
         }
     }
 
-    /// Clamps every weight (all but the output biases) to ±[`CLIP`].
+    /// Clamps every weight (all but the output biases) to ±[`CLIP`]; keyed by the king, the
+    /// transformer's rows and the factoriser's to half of it each, so that their sums, the
+    /// weights the file holds, stay within ±[`CLIP`] too.
     pub fn clip(&mut self) {
-        let end = self.out_bias_at();
-        for p in &mut self.params[..end] {
+        let (ft, end) = (self.ft_bias_at(), self.out_bias_at());
+        let half = if self.factorised() { CLIP / 2.0 } else { CLIP };
+        for p in &mut self.params[..ft] {
+            *p = p.clamp(-half, half);
+        }
+        for p in &mut self.params[ft..end] {
             *p = p.clamp(-CLIP, CLIP);
         }
     }

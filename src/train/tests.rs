@@ -11,6 +11,9 @@ use super::model::{Network, Rng, Scratch};
 use super::trainer::{self, Options, mean_loss, split, train};
 use super::{TrainArgs, run};
 use crate::datagen::record::{self, DataError, GameResult};
+use crate::search::nnue::Network as EngineNetwork;
+use crate::search::nnue::Stack;
+use crate::search::nnue::features::KingLayout;
 use crate::search::nnue::format::fnv1a;
 
 /// Material of the side to move minus the other's, in centipawns.
@@ -61,6 +64,7 @@ fn dataset(n: usize, seed: u64) -> Dataset {
 
 fn small_options() -> Options {
     Options {
+        kings: KingLayout::Plain,
         hidden: 32,
         buckets: 2,
         epochs: 8,
@@ -130,8 +134,25 @@ fn validation_holds_out_whole_blocks() {
 
 #[test]
 fn the_gradient_matches_finite_differences() {
-    let data = dataset(6, 11);
-    let mut net = Network::random(16, 2, 5);
+    gradient_matches_finite_differences(KingLayout::Plain);
+}
+
+#[test]
+fn the_gradient_of_a_king_keyed_network_reaches_its_rows_and_the_factoriser() {
+    gradient_matches_finite_differences(KingLayout::Mirrored8);
+}
+
+fn gradient_matches_finite_differences(kings: KingLayout) {
+    let mut data = dataset(6, 11);
+    data.set_kings(kings);
+    let mut net = Network::random(kings, 16, 2, 5);
+    // Keyed, the bucket rows start at zero: give them values of their own.
+    let rows = net.factor_at();
+    for (k, p) in net.params[..rows].iter_mut().enumerate() {
+        if kings != KingLayout::Plain {
+            *p = 0.01 * (k % 7) as f32 - 0.03;
+        }
+    }
     // Spread the biases so that several neurons sit inside SCReLU's curved range.
     let (from, to) = (net.ft_bias_at(), net.out_weights_at());
     for (k, p) in net.params[from..to].iter_mut().enumerate() {
@@ -146,10 +167,17 @@ fn the_gradient_matches_finite_differences() {
         net.forward(&inputs, b, &mut scratch);
         net.backward(&inputs, b, 1.0, &mut scratch, &mut grad);
         let row = usize::from(inputs.us[0]) * 16;
+        let factor = net.factor_at() + (usize::from(inputs.them[2]) % INPUTS) * 16;
         let probes = [
             row + 3,
             row + 9,
             usize::from(inputs.them[1]) * 16 + 4,
+            // Keyed: a factoriser row (plain: the transformer bias, probed again).
+            if net.factorised() {
+                factor + 6
+            } else {
+                net.ft_bias_at() + 6
+            },
             net.ft_bias_at() + 2,
             net.ft_bias_at() + 13,
             net.out_weights_at() + b * 32 + 5,
@@ -233,9 +261,16 @@ fn training_is_deterministic_for_a_seed_on_one_thread() {
 
 #[test]
 fn quantised_and_float_evaluations_agree_for_random_and_trained_networks() {
-    let data = dataset(300, 4);
-    let random = Network::random(64, 4, 9);
+    quantised_and_float_agree(KingLayout::Plain);
+    quantised_and_float_agree(KingLayout::Mirrored8);
+}
+
+fn quantised_and_float_agree(kings: KingLayout) {
+    let mut data = dataset(300, 4);
+    data.set_kings(kings);
+    let random = Network::random(kings, 64, 4, 9);
     let opts = Options {
+        kings,
         hidden: 64,
         buckets: 4,
         epochs: 10,
@@ -267,7 +302,7 @@ fn quantised_and_float_evaluations_agree_for_random_and_trained_networks() {
 
 #[test]
 fn the_file_has_the_documented_layout_and_parses_back() {
-    let mut net = Network::random(32, 3, 1);
+    let mut net = Network::random(KingLayout::Plain, 32, 3, 1);
     let ob = net.out_bias_at();
     net.params[ob] = 0.5;
     net.params[ob + 2] = -1.25;
@@ -379,6 +414,7 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
         out: out.clone(),
         hidden: 16,
         buckets: 2,
+        kings: "plain".into(),
         epochs: 2,
         batch: 64,
         lr: 0.01,
@@ -392,7 +428,8 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
     };
     let summary = run(&args).expect("trains");
     assert!(
-        summary.contains("a.bin b.bin (2 files) | 250 positions | 2 epochs | hidden 16"),
+        summary
+            .contains("a.bin b.bin (2 files) | 250 positions | 2 epochs | kings Plain | hidden 16"),
         "{summary}"
     );
     let net = QuantNet::parse(&std::fs::read(&out).expect("net written")).expect("parses");
@@ -458,5 +495,58 @@ fn mirroring_adds_each_position_with_its_files_flipped_and_the_same_targets() {
         assert_eq!(flipped, mirrored, "sample {i}: the files are flipped");
         assert_eq!(plain.target(i, 0.4), both.target(2 * i + 1, 0.4));
         assert_eq!(plain.pieces(i), both.pieces(2 * i + 1));
+    }
+}
+
+/// The trainer's inputs are the engine's: a network trained on records evaluates each record's
+/// position in the engine (its own features, accumulators and kernels) exactly as the
+/// trainer's integer oracle does on the record's inputs, plain and keyed by the king.
+#[test]
+fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
+    // Positions from random play (kings on every file, castled or not), and their records.
+    let mut rng = Rng::new(21);
+    let mut bytes = record::header().to_vec();
+    let mut positions = Vec::new();
+    let mut pos = Position::startpos();
+    while positions.len() < 400 {
+        let moves = pos.legal_moves();
+        if moves.is_empty() || !pos.has_both_kings() || rng.below(100) == 0 {
+            pos = Position::startpos();
+            continue;
+        }
+        let m = moves[rng.below(moves.len())];
+        bytes.extend_from_slice(&record::encode(&pos, material(&pos), GameResult::Draw, m));
+        positions.push(pos);
+        pos = pos.play(m).expect("legal move");
+    }
+    for kings in [KingLayout::Plain, KingLayout::Mirrored8] {
+        let mut data = Dataset::new();
+        data.add_file(&bytes, usize::MAX, false)
+            .expect("valid records");
+        data.set_kings(kings);
+        let opts = Options {
+            kings,
+            hidden: 32,
+            buckets: 4,
+            epochs: 2,
+            ..small_options()
+        };
+        let net = train(&data, &opts, |_, _| {});
+        let file = export::to_bytes(&net);
+        let oracle = QuantNet::parse(&file).expect("parses");
+        let engine = std::sync::Arc::new(EngineNetwork::from_bytes(&file, "t").expect("loads"));
+        assert_eq!(engine.kings(), kings);
+        let mut stack = Stack::new(engine);
+        let mut values = std::collections::HashSet::new();
+        for (n, pos) in positions.iter().enumerate() {
+            let want = oracle.eval(&data.inputs(n));
+            assert_eq!(stack.evaluate(pos), want, "{kings:?}: {}", pos.to_fen());
+            values.insert(want);
+        }
+        assert!(
+            values.len() > 50,
+            "{kings:?}: {} distinct values",
+            values.len()
+        );
     }
 }

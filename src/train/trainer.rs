@@ -9,6 +9,8 @@
 
 use std::time::Instant;
 
+use crate::search::nnue::features::KingLayout;
+
 use super::data::{Dataset, bucket, sigmoid};
 use super::model::{Network, Rng, Scratch};
 use super::optim::{AdamW, cosine};
@@ -16,6 +18,9 @@ use super::optim::{AdamW, cosine};
 /// How to train.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
+    /// How the inputs are keyed by the perspective's king (the data must be keyed alike:
+    /// [`Dataset::set_kings`]).
+    pub kings: KingLayout,
     /// Neurons per perspective.
     pub hidden: usize,
     /// Output buckets by material.
@@ -44,6 +49,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            kings: KingLayout::Plain,
             hidden: 256,
             buckets: 8,
             epochs: 10,
@@ -174,7 +180,7 @@ pub fn train(
     opts: &Options,
     mut on_epoch: impl FnMut(&Epoch, &Network),
 ) -> Network {
-    let mut net = Network::random(opts.hidden, opts.buckets, opts.seed);
+    let mut net = Network::random(opts.kings, opts.hidden, opts.buckets, opts.seed);
     let (mut train, val) = split(data.len(), opts.val_every, opts.val_block);
     let threads = opts.threads.max(1);
     let batch = opts.batch.max(1);

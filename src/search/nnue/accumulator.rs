@@ -4,7 +4,7 @@
 
 use atomic_chess::{Board, Color};
 
-use super::features::{self, Pieces};
+use super::features::{self, KingKey, Pieces};
 use super::network::Network;
 use super::simd::Lane;
 
@@ -38,32 +38,53 @@ impl Accumulator {
     pub fn refresh(&mut self, net: &Network, board: &Board, scratch: &mut Pieces) {
         features::pieces(board, scratch);
         for perspective in Color::ALL {
-            let mut rows = Rows::new();
-            rows.extend(perspective, scratch);
-            net.kernel().update(
-                &mut self.sides[perspective.index()],
-                net.bias(),
-                net.features(),
-                rows.as_slice(),
-                &[],
-            );
+            self.refresh_side(net, perspective, board, scratch);
         }
     }
 
-    /// Makes this the accumulator of a board that has `added` and lacks `removed` compared
-    /// with the board of `from`: one addition per added piece and one subtraction per removed
-    /// piece, on both perspectives.
+    /// Makes `perspective`'s side the accumulator of `board`, whose pieces are `pieces`.
+    fn refresh_side(&mut self, net: &Network, perspective: Color, board: &Board, pieces: &Pieces) {
+        let mut rows = Rows::new();
+        rows.extend(perspective, net.king_key(perspective, board), pieces);
+        net.kernel().update(
+            &mut self.sides[perspective.index()],
+            net.bias(),
+            net.features(),
+            rows.as_slice(),
+            &[],
+        );
+    }
+
+    /// Makes this the accumulator of `to`, a board that has `added` and lacks `removed`
+    /// compared with `from_board`, whose accumulator is `from`: one addition per added piece
+    /// and one subtraction per removed piece, on both perspectives. A perspective whose king
+    /// key differs between the boards (its king moved to another bucket or across the d/e
+    /// line: every input changed) is refreshed instead, its pieces listed in `scratch`.
+    #[allow(clippy::too_many_arguments)]
     pub fn update_from(
         &mut self,
         net: &Network,
         from: &Accumulator,
+        from_board: &Board,
+        to: &Board,
         removed: &Pieces,
         added: &Pieces,
+        scratch: &mut Pieces,
     ) {
+        let mut listed = false;
         for perspective in Color::ALL {
+            let key = net.king_key(perspective, to);
+            if key != net.king_key(perspective, from_board) {
+                if !listed {
+                    features::pieces(to, scratch);
+                    listed = true;
+                }
+                self.refresh_side(net, perspective, to, scratch);
+                continue;
+            }
             let (mut adds, mut subs) = (Rows::new(), Rows::new());
-            adds.extend(perspective, added);
-            subs.extend(perspective, removed);
+            adds.extend(perspective, key, added);
+            subs.extend(perspective, key, removed);
             net.kernel().update(
                 &mut self.sides[perspective.index()],
                 from.side(perspective),
@@ -92,10 +113,10 @@ impl Rows {
     }
 
     #[inline]
-    fn extend(&mut self, perspective: Color, pieces: &Pieces) {
+    fn extend(&mut self, perspective: Color, key: KingKey, pieces: &Pieces) {
         for &(c, r, s) in pieces {
-            // A `Pieces` holds at most 64 and every input is below 768.
-            self.rows[self.len] = features::index(perspective, c, r, s) as u16;
+            // A `Pieces` holds at most 64 and every input is below 8 · 768.
+            self.rows[self.len] = features::index(perspective, key, c, r, s) as u16;
             self.len += 1;
         }
     }

@@ -5,16 +5,17 @@
 //! ```text
 //! offset 0   magic    b"ATOMNNUE"                                      8 bytes
 //! offset 8   version  u32 = 1
-//! offset 12  inputs   u32 = 768  (one perspective's features)
+//! offset 12  inputs   u32 = 768 · K (one perspective's features; K king buckets, see kings)
 //! offset 16  hidden   u32 = H    (one perspective's accumulator; a multiple of 16, 16..=2048)
 //! offset 20  buckets  u32 = B    (output buckets by piece count, 1..=16)
 //! offset 24  qa       u32        (feature-transformer quantisation, 255)
 //! offset 28  qb       u32        (output-layer quantisation, 64)
 //! offset 32  scale    u32        (centipawn scale, 400)
-//! offset 36  reserved u32 = 0
+//! offset 36  kings    u32        (0: plain, K = 1; 1: eight king buckets, mirrored, K = 8;
+//!                                 `features::KingLayout`; files before it was defined hold 0)
 //! offset 40  hash     u64 = FNV-1a 64 of the payload bytes
 //! offset 48  payload:
-//!    ft_weights  i16 [768][H]  (feature-major: the H weights of feature 0, then of feature 1, ...)
+//!    ft_weights  i16 [768·K][H] (feature-major: the H weights of feature 0, then of feature 1, ...)
 //!    ft_bias     i16 [H]
 //!    out_weights i16 [B][2H]   (per bucket: H weights for the side to move's accumulator,
 //!                               then H for the other side's)
@@ -31,7 +32,8 @@
 use std::fmt;
 use std::path::Path;
 
-use super::network::{INPUTS, Network, Quantised};
+use super::features::KingLayout;
+use super::network::{Network, Quantised};
 
 /// The first eight bytes of every network file.
 pub const MAGIC: &[u8; 8] = b"ATOMNNUE";
@@ -61,7 +63,7 @@ pub struct NetworkError {
     /// The file (its path, or a name such as "embedded network").
     pub file: String,
     /// The field at fault: a header field (`magic`, `version`, `inputs`, `hidden`, `buckets`,
-    /// `qa`, `qb`, `scale`, `reserved`, `hash`), `length`, `out_weights`, or `file` when it
+    /// `qa`, `qb`, `scale`, `kings`, `hash`), `length`, `out_weights`, or `file` when it
     /// could not be read at all.
     pub field: &'static str,
     /// What was wrong.
@@ -82,6 +84,7 @@ impl std::error::Error for NetworkError {}
 
 /// The header fields after the magic, as read.
 struct Header {
+    kings: KingLayout,
     hidden: usize,
     buckets: usize,
     qa: u32,
@@ -90,9 +93,9 @@ struct Header {
     hash: u64,
 }
 
-/// The payload's size in bytes for `hidden` and `buckets`.
-fn payload_bytes(hidden: usize, buckets: usize) -> usize {
-    2 * (INPUTS * hidden + hidden + buckets * 2 * hidden) + 4 * buckets
+/// The payload's size in bytes for `inputs`, `hidden` and `buckets`.
+fn payload_bytes(inputs: usize, hidden: usize, buckets: usize) -> usize {
+    2 * (inputs * hidden + hidden + buckets * 2 * hidden) + 4 * buckets
 }
 
 /// Parses a network file's bytes; `file` names it in errors.
@@ -132,9 +135,22 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Network, NetworkError> {
             format!("version {version} is not supported (this build reads {VERSION})"),
         ));
     }
+    let kings_id = u32_at(36);
+    let Some(kings) = KingLayout::from_id(kings_id) else {
+        return Err(err(
+            "kings",
+            format!("{kings_id} names no king layout (0: plain, 1: eight buckets, mirrored)"),
+        ));
+    };
     let inputs = u32_at(12);
-    if inputs as usize != INPUTS {
-        return Err(err("inputs", format!("{inputs}, expected {INPUTS}")));
+    if inputs as usize != kings.inputs() {
+        return Err(err(
+            "inputs",
+            format!(
+                "{inputs}, expected {} for king layout {kings_id}",
+                kings.inputs()
+            ),
+        ));
     }
     let hidden = u32_at(16) as usize;
     if !(16..=MAX_HIDDEN).contains(&hidden) || !hidden.is_multiple_of(16) {
@@ -159,17 +175,13 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Network, NetworkError> {
     if qa > i16::MAX as u32 {
         return Err(err("qa", format!("{qa} does not fit an i16")));
     }
-    let reserved = u32_at(36);
-    if reserved != 0 {
-        return Err(err("reserved", format!("{reserved}, expected 0")));
-    }
     let hash = u64::from_le_bytes(bytes[40..48].try_into().expect("8 bytes"));
-    let expected = HEADER_BYTES + payload_bytes(hidden, buckets);
+    let expected = HEADER_BYTES + payload_bytes(kings.inputs(), hidden, buckets);
     if bytes.len() != expected {
         return Err(err(
             "length",
             format!(
-                "expected {expected} bytes for hidden {hidden} and {buckets} buckets, found {}",
+                "expected {expected} bytes for {inputs} inputs, hidden {hidden} and {buckets} buckets, found {}",
                 bytes.len()
             ),
         ));
@@ -183,6 +195,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Network, NetworkError> {
         ));
     }
     let header = Header {
+        kings,
         hidden,
         buckets,
         qa,
@@ -208,7 +221,7 @@ fn read_payload(h: &Header, payload: &[u8]) -> Quantised {
         at += 2 * n;
         v
     };
-    let ft_weights = i16s(INPUTS * h.hidden);
+    let ft_weights = i16s(h.kings.inputs() * h.hidden);
     let ft_bias = i16s(h.hidden);
     let out_weights = i16s(h.buckets * 2 * h.hidden);
     let out_bias = payload[at..]
@@ -217,6 +230,7 @@ fn read_payload(h: &Header, payload: &[u8]) -> Quantised {
         .collect();
     debug_assert_eq!(h.hash, fnv1a(payload));
     Quantised {
+        kings: h.kings,
         hidden: h.hidden,
         buckets: h.buckets,
         qa: h.qa,
@@ -242,7 +256,7 @@ pub fn load(path: &Path) -> Result<Network, NetworkError> {
 
 /// The file bytes of `q` (header with its hash, then the payload).
 pub fn write(q: &Quantised) -> Vec<u8> {
-    let mut payload = Vec::with_capacity(payload_bytes(q.hidden, q.buckets));
+    let mut payload = Vec::with_capacity(payload_bytes(q.kings.inputs(), q.hidden, q.buckets));
     for w in q.ft_weights.iter().chain(&q.ft_bias).chain(&q.out_weights) {
         payload.extend_from_slice(&w.to_le_bytes());
     }
@@ -253,13 +267,13 @@ pub fn write(q: &Quantised) -> Vec<u8> {
     bytes.extend_from_slice(MAGIC);
     for field in [
         VERSION,
-        INPUTS as u32,
+        q.kings.inputs() as u32,
         q.hidden as u32,
         q.buckets as u32,
         q.qa,
         q.qb,
         q.scale,
-        0,
+        q.kings.id(),
     ] {
         bytes.extend_from_slice(&field.to_le_bytes());
     }
@@ -291,12 +305,30 @@ mod tests {
     fn the_writer_and_the_reader_round_trip() {
         let net = Network::random(48, 3, 11);
         let bytes = net.to_bytes();
-        assert_eq!(bytes.len(), HEADER_BYTES + payload_bytes(48, 3));
+        assert_eq!(bytes.len(), HEADER_BYTES + payload_bytes(768, 48, 3));
         let back = parse(&bytes, "x").expect("parses");
         assert_eq!(back.to_bytes(), bytes);
         assert_eq!(back.hash(), net.hash());
         assert_eq!(back.hidden(), 48);
         assert_eq!(back.buckets(), 3);
+    }
+
+    #[test]
+    fn a_king_keyed_network_round_trips_and_declares_its_layout() {
+        let net = Network::random_keyed(KingLayout::Mirrored8, 32, 2, 5);
+        let bytes = net.to_bytes();
+        assert_eq!(bytes.len(), HEADER_BYTES + payload_bytes(8 * 768, 32, 2));
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4"));
+        assert_eq!(u32_at(12), 8 * 768);
+        assert_eq!(u32_at(36), 1);
+        let back = parse(&bytes, "x").expect("parses");
+        assert_eq!(back.kings(), KingLayout::Mirrored8);
+        assert_eq!(back.to_bytes(), bytes);
+        // Declared plain, the payload is eight times too long.
+        let mut plain = bytes.clone();
+        plain[36..40].copy_from_slice(&0u32.to_le_bytes());
+        plain[12..16].copy_from_slice(&768u32.to_le_bytes());
+        assert_eq!(field_of(&plain), "length");
     }
 
     #[test]
@@ -337,7 +369,9 @@ mod tests {
         assert_eq!(field_of(&with(24, 0)), "qa");
         assert_eq!(field_of(&with(28, 0)), "qb");
         assert_eq!(field_of(&with(32, 0)), "scale");
-        assert_eq!(field_of(&with(36, 1)), "reserved");
+        assert_eq!(field_of(&with(36, 2)), "kings");
+        // A keyed layout declared over a plain payload: the inputs no longer match.
+        assert_eq!(field_of(&with(36, 1)), "inputs");
         // A header that declares a bigger network than the bytes hold.
         assert_eq!(field_of(&with(16, 64)), "length");
 

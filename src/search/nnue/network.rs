@@ -3,19 +3,23 @@
 
 use std::fmt;
 
-use atomic_chess::Color;
+use atomic_chess::{Board, Color};
 
 use super::accumulator::Accumulator;
+use super::features::{KingKey, KingLayout};
 use super::format::{self, MAX_BUCKETS, MAX_HIDDEN, NetworkError};
 use super::simd::{Kernel, LANE, Lane};
 
-/// Inputs of one perspective: colour (ours, theirs) × role × square.
+/// Inputs of one perspective of a plain network: colour (ours, theirs) × role × square (a
+/// king-keyed network has this many per king bucket: [`KingLayout::inputs`]).
 pub const INPUTS: usize = 768;
 
 /// A network's integers as the file holds them, in plain vectors: what the trainer fills and
 /// [`Network::from_quantised`] checks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quantised {
+    /// How the inputs are keyed by the perspective's king.
+    pub kings: KingLayout,
     /// Accumulator size per perspective (a multiple of 16, 16..=2048).
     pub hidden: usize,
     /// Output buckets by piece count (1..=16).
@@ -26,7 +30,7 @@ pub struct Quantised {
     pub qb: u32,
     /// Centipawns per unit of the float model's output.
     pub scale: u32,
-    /// `[768][hidden]`, feature-major.
+    /// `[inputs][hidden]`, feature-major (`inputs` = [`KingLayout::inputs`]).
     pub ft_weights: Vec<i16>,
     /// `[hidden]`.
     pub ft_bias: Vec<i16>,
@@ -38,6 +42,7 @@ pub struct Quantised {
 
 /// A loaded network, read-only and shared by every search thread (behind an `Arc`).
 pub struct Network {
+    kings: KingLayout,
     hidden: usize,
     buckets: usize,
     qa: u32,
@@ -45,7 +50,7 @@ pub struct Network {
     scale: u32,
     /// FNV-1a of the payload (as the header holds it).
     hash: u64,
-    /// `[768][hidden / 16]` lanes.
+    /// `[inputs][hidden / 16]` lanes.
     ft_weights: Box<[Lane]>,
     /// `[hidden / 16]` lanes.
     ft_bias: Box<[Lane]>,
@@ -59,6 +64,7 @@ pub struct Network {
 impl fmt::Debug for Network {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Network")
+            .field("kings", &self.kings)
             .field("hidden", &self.hidden)
             .field("buckets", &self.buckets)
             .field("hash", &format_args!("{:#018x}", self.hash))
@@ -103,7 +109,11 @@ impl Network {
             return Err(err("qa", format!("{} does not fit an i16", q.qa)));
         }
         for (field, len, want) in [
-            ("ft_weights", q.ft_weights.len(), INPUTS * q.hidden),
+            (
+                "ft_weights",
+                q.ft_weights.len(),
+                q.kings.inputs() * q.hidden,
+            ),
             ("ft_bias", q.ft_bias.len(), q.hidden),
             ("out_weights", q.out_weights.len(), q.buckets * 2 * q.hidden),
             ("out_bias", q.out_bias.len(), q.buckets),
@@ -131,6 +141,7 @@ impl Network {
         let bytes = format::write(&q);
         let hash = format::fnv1a(&bytes[format::HEADER_BYTES..]);
         Ok(Network {
+            kings: q.kings,
             hidden: q.hidden,
             buckets: q.buckets,
             qa: q.qa,
@@ -165,6 +176,7 @@ impl Network {
     pub fn to_quantised(&self) -> Quantised {
         let flat = |l: &[Lane]| l.iter().flat_map(|x| x.0).collect::<Vec<i16>>();
         Quantised {
+            kings: self.kings,
             hidden: self.hidden,
             buckets: self.buckets,
             qa: self.qa,
@@ -177,23 +189,31 @@ impl Network {
         }
     }
 
-    /// A network of random weights from `seed` (SplitMix64), with the usual quantisation
+    /// A plain network of random weights from `seed` (SplitMix64), with the usual quantisation
     /// (255, 64, 400): feature weights within ±64, output weights within ±127. Deterministic;
     /// for tests and for measuring the speed of a network size before one is trained.
     pub fn random(hidden: usize, buckets: usize, seed: u64) -> Network {
+        Network::random_keyed(KingLayout::Plain, hidden, buckets, seed)
+    }
+
+    /// [`Network::random`] with inputs keyed by the king as `kings` says.
+    pub fn random_keyed(kings: KingLayout, hidden: usize, buckets: usize, seed: u64) -> Network {
         let mut state = seed;
         let mut next = |range: i32| -> i32 {
             state = state.wrapping_add(crate::search::GOLDEN_GAMMA);
             let r = crate::search::mix64(state);
             (r % (2 * range as u64 + 1)) as i32 - range
         };
-        let ft_weights = (0..INPUTS * hidden).map(|_| next(64) as i16).collect();
+        let ft_weights = (0..kings.inputs() * hidden)
+            .map(|_| next(64) as i16)
+            .collect();
         let ft_bias = (0..hidden).map(|_| next(64) as i16).collect();
         let out_weights = (0..buckets * 2 * hidden)
             .map(|_| next(127) as i16)
             .collect();
         let out_bias = (0..buckets).map(|_| next(20_000)).collect();
         Network::from_quantised(Quantised {
+            kings,
             hidden,
             buckets,
             qa: 255,
@@ -212,6 +232,17 @@ impl Network {
     pub fn with_kernel(mut self, kernel: Kernel) -> Network {
         self.kernel = kernel.or_supported();
         self
+    }
+
+    /// How the inputs are keyed by the perspective's king.
+    pub fn kings(&self) -> KingLayout {
+        self.kings
+    }
+
+    /// The king key of `perspective` on `board` ([`KingLayout::key_on`]).
+    #[inline]
+    pub fn king_key(&self, perspective: Color, board: &Board) -> KingKey {
+        self.kings.key_on(perspective, board)
     }
 
     /// Accumulator size per perspective.
@@ -239,7 +270,7 @@ impl Network {
         self.hidden / LANE
     }
 
-    /// The feature transformer: `[768][lanes]`, input `i`'s row at `i · lanes`.
+    /// The feature transformer: `[inputs][lanes]`, input `i`'s row at `i · lanes`.
     #[inline]
     pub(super) fn features(&self) -> &[Lane] {
         &self.ft_weights

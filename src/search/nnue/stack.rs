@@ -46,6 +46,8 @@ pub struct Stack {
     overflow: usize,
     removed: Pieces,
     added: Pieces,
+    /// Every piece of a board being refreshed.
+    all: Pieces,
 }
 
 impl Stack {
@@ -65,6 +67,7 @@ impl Stack {
             overflow: 0,
             removed: Pieces::new(),
             added: Pieces::new(),
+            all: Pieces::new(),
         }
     }
 
@@ -157,9 +160,15 @@ impl Stack {
             // From scratch costs one addition per piece: take the cheaper.
             let changes = self.removed.len() + self.added.len();
             if changes < entry.board.occupied().count() as usize {
-                entry
-                    .acc
-                    .update_from(&self.net, &from.acc, &self.removed, &self.added);
+                entry.acc.update_from(
+                    &self.net,
+                    &from.acc,
+                    &from.board,
+                    &entry.board,
+                    &self.removed,
+                    &self.added,
+                    &mut self.all,
+                );
             } else {
                 entry.acc.refresh(&self.net, &entry.board, &mut self.added);
             }

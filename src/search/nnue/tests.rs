@@ -7,7 +7,7 @@ use std::sync::Arc;
 use atomic_chess::{Color, Move, Position};
 
 use super::accumulator::Accumulator;
-use super::features::Pieces;
+use super::features::{KingLayout, Pieces};
 use super::{Kernel, Network, Stack};
 
 /// SplitMix64 steps from `state`.
@@ -67,7 +67,18 @@ impl Seen {
 
 #[test]
 fn incremental_updates_equal_a_refresh_after_every_move_of_random_games() {
-    let net = Arc::new(Network::random(32, 4, 1));
+    incremental_equals_refresh(Network::random(32, 4, 1));
+}
+
+#[test]
+fn incremental_updates_equal_a_refresh_with_inputs_keyed_by_the_king() {
+    // King moves that change bucket or cross the d/e line refresh one perspective; the rest
+    // update both.
+    incremental_equals_refresh(Network::random_keyed(KingLayout::Mirrored8, 32, 4, 2));
+}
+
+fn incremental_equals_refresh(net: Network) {
+    let net = Arc::new(net);
     let mut stack = Stack::new(Arc::clone(&net));
     let mut rng = 0x5eed_u64;
     let mut seen = Seen::default();
@@ -203,7 +214,12 @@ fn mirror_fen(fen: &str) -> String {
 
 #[test]
 fn a_position_and_its_colour_flipped_mirror_evaluate_the_same() {
-    let net = Arc::new(Network::random(64, 8, 5));
+    colour_flip_evaluates_the_same(Network::random(64, 8, 5));
+    colour_flip_evaluates_the_same(Network::random_keyed(KingLayout::Mirrored8, 64, 8, 6));
+}
+
+fn colour_flip_evaluates_the_same(net: Network) {
+    let net = Arc::new(net);
     let mut a = Stack::new(Arc::clone(&net));
     let mut b = Stack::new(Arc::clone(&net));
     let mut rng = 77;
@@ -272,10 +288,11 @@ fn the_evaluation_follows_the_documented_integer_formula() {
     // The accumulators by hand, from the flat weights.
     let mut sides = [q.ft_bias.clone(), q.ft_bias.clone()];
     for perspective in Color::ALL {
+        let key = net.king_key(perspective, pos.board());
         for color in Color::ALL {
             for role in atomic_chess::Role::ALL {
                 for sq in pos.board().by_color(color) & pos.board().by_role(role) {
-                    let f = super::features::index(perspective, color, role, sq);
+                    let f = super::features::index(perspective, key, color, role, sq);
                     for (i, v) in sides[perspective.index()].iter_mut().enumerate() {
                         *v += q.ft_weights[f * 16 + i];
                     }
@@ -351,10 +368,11 @@ fn float_model(net: &Network, pos: &Position) -> f64 {
     let (qa, qb, h) = (f64::from(q.qa), f64::from(q.qb), q.hidden);
     let side = |perspective: Color| -> Vec<f64> {
         let mut acc: Vec<f64> = q.ft_bias.iter().map(|&b| f64::from(b) / qa).collect();
+        let key = net.king_key(perspective, pos.board());
         for color in Color::ALL {
             for role in atomic_chess::Role::ALL {
                 for sq in pos.board().by_color(color) & pos.board().by_role(role) {
-                    let f = super::features::index(perspective, color, role, sq);
+                    let f = super::features::index(perspective, key, color, role, sq);
                     for (i, a) in acc.iter_mut().enumerate() {
                         *a += f64::from(q.ft_weights[f * h + i]) / qa;
                     }
@@ -375,7 +393,12 @@ fn float_model(net: &Network, pos: &Position) -> f64 {
 
 #[test]
 fn the_quantised_evaluation_is_within_about_a_centipawn_of_the_float_model() {
-    let net = Arc::new(Network::random(64, 4, 31));
+    quantised_within_a_centipawn(Network::random(64, 4, 31));
+    quantised_within_a_centipawn(Network::random_keyed(KingLayout::Mirrored8, 64, 4, 32));
+}
+
+fn quantised_within_a_centipawn(net: Network) {
+    let net = Arc::new(net);
     let mut stack = Stack::new(Arc::clone(&net));
     let mut rng = 5;
     let mut worst = 0.0f64;
