@@ -120,10 +120,9 @@ impl TrainArgs {
         let kings = match self.kings.as_str() {
             "plain" => KingLayout::Plain,
             "mirrored8" => KingLayout::Mirrored8,
-            "mirrored1" => KingLayout::Mirrored1,
             other => {
                 return usage(format!(
-                    "--kings {other:?} is not a king layout (plain, mirrored8 or mirrored1)"
+                    "--kings {other:?} is not a king layout (plain or mirrored8)"
                 ));
             }
         };

@@ -96,10 +96,13 @@ fn screlu(x: f32) -> f32 {
 }
 
 impl Network {
-    /// Rows of the factoriser: the plain inputs when there are several king buckets, none
-    /// otherwise.
+    /// Rows of the factoriser: the plain inputs when keyed by the king, none otherwise.
     fn factor_rows(kings: KingLayout) -> usize {
-        if kings.buckets() == 1 { 0 } else { INPUTS }
+        if kings == KingLayout::Plain {
+            0
+        } else {
+            INPUTS
+        }
     }
 
     /// Parameters of a network of this shape.
@@ -119,7 +122,7 @@ impl Network {
         let mut params = vec![0.0; Self::param_count(kings, hidden, buckets)];
         let keyed = kings.inputs() * hidden;
         let ft = keyed + Self::factor_rows(kings) * hidden;
-        let random_rows = if kings.buckets() == 1 { 0 } else { keyed };
+        let random_rows = if kings == KingLayout::Plain { 0 } else { keyed };
         for p in &mut params[random_rows..ft] {
             *p = 0.1 * rng.symmetric();
         }
@@ -144,7 +147,7 @@ impl Network {
 
     /// Whether the network has a factoriser (it is keyed by the king).
     pub fn factorised(&self) -> bool {
-        self.kings.buckets() > 1
+        self.kings != KingLayout::Plain
     }
 
     /// The weight of keyed input `f` for neuron `j` as the file holds it: its row plus, keyed,

@@ -519,11 +519,7 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
         positions.push(pos);
         pos = pos.play(m).expect("legal move");
     }
-    for kings in [
-        KingLayout::Plain,
-        KingLayout::Mirrored8,
-        KingLayout::Mirrored1,
-    ] {
+    for kings in [KingLayout::Plain, KingLayout::Mirrored8] {
         let mut data = Dataset::new();
         data.add_file(&bytes, usize::MAX, false)
             .expect("valid records");

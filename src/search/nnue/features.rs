@@ -27,10 +27,6 @@ pub enum KingLayout {
     /// Eight king buckets ([`MIRRORED8`]), the board mirrored to put the king on files a–d:
     /// 8 · 768 inputs a perspective (`kings` = 1).
     Mirrored8,
-    /// One bucket, the board mirrored to put the king on files a–d: 768 inputs a perspective
-    /// as in the plain layout, but the network sees every position from its king's wing
-    /// (`kings` = 2).
-    Mirrored1,
 }
 
 /// Inputs of one bucket: colour (ours, theirs) × role × square.
@@ -66,7 +62,6 @@ impl KingLayout {
         match id {
             0 => Some(KingLayout::Plain),
             1 => Some(KingLayout::Mirrored8),
-            2 => Some(KingLayout::Mirrored1),
             _ => None,
         }
     }
@@ -76,7 +71,6 @@ impl KingLayout {
         match self {
             KingLayout::Plain => 0,
             KingLayout::Mirrored8 => 1,
-            KingLayout::Mirrored1 => 2,
         }
     }
 
@@ -85,7 +79,6 @@ impl KingLayout {
         match self {
             KingLayout::Plain => 1,
             KingLayout::Mirrored8 => 8,
-            KingLayout::Mirrored1 => 1,
         }
     }
 
@@ -107,10 +100,6 @@ impl KingLayout {
                     flip,
                 }
             }
-            (KingLayout::Mirrored1, Some(k)) => KingKey {
-                base: 0,
-                flip: if k.index() & 7 >= 4 { 7 } else { 0 },
-            },
         }
     }
 
@@ -235,7 +224,7 @@ mod tests {
         let layout = KingLayout::Mirrored8;
         assert_eq!(layout.inputs(), 8 * 768);
         assert_eq!(KingLayout::from_id(layout.id()), Some(layout));
-        assert_eq!(KingLayout::from_id(3), None);
+        assert_eq!(KingLayout::from_id(2), None);
         let mut seen = [false; 8];
         for sq in 0..64 {
             // A square and its mirror image across the d/e line share a bucket.
@@ -262,17 +251,6 @@ mod tests {
         assert_eq!(
             index(Color::White, white, Color::White, Role::Pawn, h2),
             BUCKET_INPUTS + 8
-        );
-        // One bucket, mirrored: only the wing of the king counts.
-        let one = KingLayout::Mirrored1;
-        assert_eq!(one.inputs(), 768);
-        assert_eq!(KingLayout::from_id(one.id()), Some(one));
-        assert_eq!(one.key(Color::White, Some(e1)).flip, 7);
-        assert_eq!(one.key(Color::White, Some(e1)).base, 0);
-        assert_eq!(one.key(Color::White, Some(d1)), KingKey::PLAIN);
-        assert_eq!(
-            one.key(Color::Black, Some(e8)),
-            one.key(Color::White, Some(e1))
         );
         // The plain layout ignores the king.
         assert_eq!(

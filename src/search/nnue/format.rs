@@ -12,7 +12,6 @@
 //! offset 28  qb       u32        (output-layer quantisation, 64)
 //! offset 32  scale    u32        (centipawn scale, 400)
 //! offset 36  kings    u32        (0: plain, K = 1; 1: eight king buckets, mirrored, K = 8;
-//!                                 2: one bucket, mirrored, K = 1;
 //!                                 `features::KingLayout`; files before it was defined hold 0)
 //! offset 40  hash     u64 = FNV-1a 64 of the payload bytes
 //! offset 48  payload:
@@ -140,9 +139,7 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Network, NetworkError> {
     let Some(kings) = KingLayout::from_id(kings_id) else {
         return Err(err(
             "kings",
-            format!(
-                "{kings_id} names no king layout (0: plain, 1: eight buckets, mirrored, 2: mirrored)"
-            ),
+            format!("{kings_id} names no king layout (0: plain, 1: eight buckets, mirrored)"),
         ));
     };
     let inputs = u32_at(12);
@@ -372,7 +369,7 @@ mod tests {
         assert_eq!(field_of(&with(24, 0)), "qa");
         assert_eq!(field_of(&with(28, 0)), "qb");
         assert_eq!(field_of(&with(32, 0)), "scale");
-        assert_eq!(field_of(&with(36, 3)), "kings");
+        assert_eq!(field_of(&with(36, 2)), "kings");
         // A keyed layout declared over a plain payload: the inputs no longer match.
         assert_eq!(field_of(&with(36, 1)), "inputs");
         // A header that declares a bigger network than the bytes hold.

@@ -75,7 +75,6 @@ fn incremental_updates_equal_a_refresh_with_inputs_keyed_by_the_king() {
     // King moves that change bucket or cross the d/e line refresh one perspective; the rest
     // update both.
     incremental_equals_refresh(Network::random_keyed(KingLayout::Mirrored8, 32, 4, 2));
-    incremental_equals_refresh(Network::random_keyed(KingLayout::Mirrored1, 32, 4, 3));
 }
 
 fn incremental_equals_refresh(net: Network) {
@@ -217,7 +216,6 @@ fn mirror_fen(fen: &str) -> String {
 fn a_position_and_its_colour_flipped_mirror_evaluate_the_same() {
     colour_flip_evaluates_the_same(Network::random(64, 8, 5));
     colour_flip_evaluates_the_same(Network::random_keyed(KingLayout::Mirrored8, 64, 8, 6));
-    colour_flip_evaluates_the_same(Network::random_keyed(KingLayout::Mirrored1, 64, 8, 7));
 }
 
 fn colour_flip_evaluates_the_same(net: Network) {
