@@ -9,15 +9,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use arrayvec::ArrayVec;
-use atomic_chess::{Color, Square};
+use atomic_chess::{Color, Role, Square};
 
 use crate::search::nnue::features::KingLayout;
 
 use crate::datagen::record::{self, DataError, RECORD_BYTES};
 
 /// Inputs per perspective of the plain layout: colour (own, other) × role × square. A
-/// king-keyed network has this many per king bucket, and its sample inputs are keyed when the
-/// dataset is ([`Dataset::set_kings`]).
+/// king-keyed network has this many per king bucket ([`Dataset::inputs`] keys them).
 pub const INPUTS: usize = 768;
 
 /// The input of a unit of colour `c`, role `r` on square `s` seen from perspective `p`.
@@ -79,8 +78,6 @@ pub struct Dataset {
     score: Vec<i16>,
     /// Result for the side to move: 0 loss, 1 draw, 2 win.
     result: Vec<u8>,
-    /// How [`Dataset::inputs`] keys the inputs by each perspective's king.
-    kings: Option<KingLayout>,
 }
 
 /// One sample's inputs seen from the side to move (`us`) and the other side (`them`).
@@ -168,27 +165,24 @@ impl Dataset {
         Ok((data, files))
     }
 
-    /// Makes [`Dataset::inputs`] key the inputs by each perspective's king as `kings` says
-    /// (the files hold plain inputs; the keyed ones are derived per sample).
-    pub fn set_kings(&mut self, kings: KingLayout) {
-        self.kings = Some(kings).filter(|k| *k != KingLayout::Plain);
-    }
-
-    /// Sample `i`'s inputs from both perspectives.
-    pub fn inputs(&self, i: usize) -> Inputs {
+    /// Sample `i`'s inputs from both perspectives, keyed by each perspective's king as the
+    /// network's layout `kings` says (the dataset holds plain inputs; keyed ones are derived
+    /// per sample, so one dataset serves networks of every layout).
+    pub fn inputs(&self, i: usize, kings: KingLayout) -> Inputs {
         let own = &self.features[self.offsets[i] as usize..self.offsets[i + 1] as usize];
         let mut white: ArrayVec<u16, 32> = own.iter().copied().collect();
         let mut black: ArrayVec<u16, 32> = own.iter().map(|&f| flip(f)).collect();
-        if let Some(kings) = self.kings {
-            // The kings' squares from White's inputs: own king 320..384, the other 704..768.
-            let king = |range: std::ops::Range<u16>| {
+        if kings != KingLayout::Plain {
+            // Each king's square from White's inputs: its role's 64 inputs of its colour.
+            let king = |color: Color| {
+                let first = feature(Color::White, color, Role::King.index(), 0);
                 own.iter()
-                    .find(|f| range.contains(f))
-                    .map(|&f| Square::new(u32::from(f - range.start)))
+                    .find(|&&f| (first..first + 64).contains(&f))
+                    .map(|&f| Square::new(u32::from(f - first)))
             };
             let keys = [
-                kings.key(Color::White, king(320..384)),
-                kings.key(Color::Black, king(704..768)),
+                kings.key(Color::White, king(Color::White)),
+                kings.key(Color::Black, king(Color::Black)),
             ];
             for (inputs, key) in [(&mut white, keys[0]), (&mut black, keys[1])] {
                 for f in inputs.iter_mut() {

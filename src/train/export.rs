@@ -127,7 +127,7 @@ pub fn quantisation_error(net: &Network, data: &Dataset, which: &[u32]) -> (f64,
     let (mut worst, mut sum) = (0.0f64, 0.0);
     for &i in which {
         let i = i as usize;
-        let inputs = data.inputs(i);
+        let inputs = data.inputs(i, net.kings);
         let b = bucket(data.pieces(i), net.buckets);
         let float = f64::from(net.forward(&inputs, b, &mut scratch)) * f64::from(SCALE);
         let err = (f64::from(q.eval(&inputs)) - float).abs();

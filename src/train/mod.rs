@@ -179,9 +179,7 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let opts = args.options()?;
     let start = Instant::now();
     let cap = args.max_samples.unwrap_or(usize::MAX);
-    let (mut data, files) =
-        Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
-    data.set_kings(opts.kings);
+    let (data, files) = Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
     // Blocks of 64 positions (about two games), smaller when the data is too small for them.
     let opts = Options {
         val_block: (data.len() / (opts.val_every * 8)).clamp(1, 64),

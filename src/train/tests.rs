@@ -114,7 +114,7 @@ fn inputs_follow_the_documented_indexing_and_perspectives_mirror() {
     // The side to move's list comes first: Black to move sees its own units as "own".
     let data = dataset(40, 3);
     for i in 0..data.len() {
-        let Inputs { us, them } = data.inputs(i);
+        let Inputs { us, them } = data.inputs(i, KingLayout::Plain);
         assert_eq!(us.len(), them.len());
         assert!(us.iter().zip(&them).all(|(&u, &t)| flip(u) == t));
     }
@@ -143,8 +143,7 @@ fn the_gradient_of_a_king_keyed_network_reaches_its_rows_and_the_factoriser() {
 }
 
 fn gradient_matches_finite_differences(kings: KingLayout) {
-    let mut data = dataset(6, 11);
-    data.set_kings(kings);
+    let data = dataset(6, 11);
     let mut net = Network::random(kings, 16, 2, 5);
     // Keyed, the bucket rows start at zero: give them values of their own.
     let rows = net.factor_at();
@@ -161,7 +160,7 @@ fn gradient_matches_finite_differences(kings: KingLayout) {
     let mut scratch = Scratch::new(16);
     let mut checked = 0;
     for i in 0..data.len() {
-        let inputs = data.inputs(i);
+        let inputs = data.inputs(i, kings);
         let b = bucket(data.pieces(i), 2);
         let mut grad = vec![0.0f32; net.params.len()];
         net.forward(&inputs, b, &mut scratch);
@@ -266,8 +265,7 @@ fn quantised_and_float_evaluations_agree_for_random_and_trained_networks() {
 }
 
 fn quantised_and_float_agree(kings: KingLayout) {
-    let mut data = dataset(300, 4);
-    data.set_kings(kings);
+    let data = dataset(300, 4);
     let random = Network::random(kings, 64, 4, 9);
     let opts = Options {
         kings,
@@ -290,7 +288,11 @@ fn quantised_and_float_agree(kings: KingLayout) {
     let spread = (0..data.len())
         .map(|i| {
             trained
-                .forward(&data.inputs(i), bucket(data.pieces(i), 4), &mut scratch)
+                .forward(
+                    &data.inputs(i, kings),
+                    bucket(data.pieces(i), 4),
+                    &mut scratch,
+                )
                 .abs()
         })
         .fold(0.0f32, f32::max);
@@ -486,8 +488,15 @@ fn mirroring_adds_each_position_with_its_files_flipped_and_the_same_targets() {
     assert_eq!(both.len(), 2 * plain.len());
     let file_flip = |f: u16| f ^ 7;
     for i in 0..plain.len() {
-        let (a, m) = (plain.inputs(i), both.inputs(2 * i + 1));
-        assert_eq!(both.inputs(2 * i).us, a.us, "the original comes first");
+        let (a, m) = (
+            plain.inputs(i, KingLayout::Plain),
+            both.inputs(2 * i + 1, KingLayout::Plain),
+        );
+        assert_eq!(
+            both.inputs(2 * i, KingLayout::Plain).us,
+            a.us,
+            "the original comes first"
+        );
         let mut flipped: Vec<u16> = a.us.iter().map(|&f| file_flip(f)).collect();
         let mut mirrored: Vec<u16> = m.us.to_vec();
         flipped.sort_unstable();
@@ -523,7 +532,6 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
         let mut data = Dataset::new();
         data.add_file(&bytes, usize::MAX, false)
             .expect("valid records");
-        data.set_kings(kings);
         let opts = Options {
             kings,
             hidden: 32,
@@ -539,7 +547,7 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
         let mut stack = Stack::new(engine);
         let mut values = std::collections::HashSet::new();
         for (n, pos) in positions.iter().enumerate() {
-            let want = oracle.eval(&data.inputs(n));
+            let want = oracle.eval(&data.inputs(n, kings));
             assert_eq!(stack.evaluate(pos), want, "{kings:?}: {}", pos.to_fen());
             values.insert(want);
         }

@@ -18,8 +18,7 @@ use super::optim::{AdamW, cosine};
 /// How to train.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
-    /// How the inputs are keyed by the perspective's king (the data must be keyed alike:
-    /// [`Dataset::set_kings`]).
+    /// How the inputs are keyed by the perspective's king.
     pub kings: KingLayout,
     /// Neurons per perspective.
     pub hidden: usize,
@@ -114,7 +113,7 @@ pub fn mean_loss(net: &Network, data: &Dataset, which: &[u32], opts: &Options) -
                     part.iter()
                         .map(|&i| {
                             let i = i as usize;
-                            let inputs = data.inputs(i);
+                            let inputs = data.inputs(i, net.kings);
                             let b = bucket(data.pieces(i), net.buckets);
                             let out = net.forward(&inputs, b, &mut scratch);
                             f64::from(loss_and_grad(out, data.target(i, opts.wdl), opts.power).0)
@@ -163,7 +162,7 @@ fn accumulate(
     let mut total = 0.0;
     for &i in part {
         let i = i as usize;
-        let inputs = data.inputs(i);
+        let inputs = data.inputs(i, net.kings);
         let b = bucket(data.pieces(i), net.buckets);
         let out = net.forward(&inputs, b, scratch);
         let (loss, d_out) = loss_and_grad(out, data.target(i, opts.wdl), opts.power);
