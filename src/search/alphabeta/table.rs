@@ -471,9 +471,13 @@ mod tests {
             let score = (j * 100 + w) as i32;
             (score, w as i32, Some(-(score + 1)))
         };
+        // The reader goes on until every writer is done and then reads each key once more,
+        // so that on a loaded machine, where it may run before or after the writers, it still
+        // reads while they write whenever they overlap, and reads something in any case.
+        let done = std::sync::atomic::AtomicU64::new(0);
         let (seen, torn) = std::thread::scope(|s| {
             for w in 0..WRITERS {
-                let (t, keys) = (&t, &keys);
+                let (t, keys, done) = (&t, &keys, &done);
                 s.spawn(move || {
                     for round in 0..ROUNDS {
                         let j = (round * (w + 3)) % keys.len() as u64;
@@ -481,12 +485,23 @@ mod tests {
                         let bound = [Bound::Exact, Bound::Lower, Bound::Upper][w as usize % 3];
                         t.store(keys[j as usize], None, score, depth, bound, eval);
                     }
+                    done.fetch_add(1, Ordering::Release);
                 });
             }
             let reader = s.spawn(|| {
                 let (mut seen, mut torn) = (0u64, Vec::new());
-                for round in 0..ROUNDS * WRITERS {
+                let mut last = None;
+                for round in 0.. {
                     let j = round % keys.len() as u64;
+                    if j == 0 {
+                        match last {
+                            Some(r) if round >= r => break,
+                            None if done.load(Ordering::Acquire) == WRITERS => {
+                                last = Some(round + keys.len() as u64);
+                            }
+                            _ => {}
+                        }
+                    }
                     if let Some(e) = t.probe(keys[j as usize]) {
                         seen += 1;
                         let w = e.depth as u64;
