@@ -474,7 +474,7 @@ mod tests {
         // The reader goes on until every writer is done and then reads each key once more,
         // so that on a loaded machine, where it may run before or after the writers, it still
         // reads while they write whenever they overlap, and reads something in any case.
-        let done = std::sync::atomic::AtomicU64::new(0);
+        let done = AtomicU64::new(0);
         let (seen, torn) = std::thread::scope(|s| {
             for w in 0..WRITERS {
                 let (t, keys, done) = (&t, &keys, &done);
