@@ -471,9 +471,9 @@ mod tests {
             let score = (j * 100 + w) as i32;
             (score, w as i32, Some(-(score + 1)))
         };
-        // The reader goes on until every writer is done and then reads each key once more,
-        // so that on a loaded machine, where it may run before or after the writers, it still
-        // reads while they write whenever they overlap, and reads something in any case.
+        // The reader makes passes over the keys until a pass that began with every writer done,
+        // so that on a loaded machine, where it may run before or after the writers, it reads
+        // while they write whenever they overlap, and reads something in any case.
         let done = AtomicU64::new(0);
         let (seen, torn) = std::thread::scope(|s| {
             for w in 0..WRITERS {
@@ -490,30 +490,27 @@ mod tests {
             }
             let reader = s.spawn(|| {
                 let (mut seen, mut torn) = (0u64, Vec::new());
-                let mut last = None;
-                for round in 0.. {
-                    let j = round % keys.len() as u64;
-                    if j == 0 {
-                        match last {
-                            Some(r) if round >= r => break,
-                            None if done.load(Ordering::Acquire) == WRITERS => {
-                                last = Some(round + keys.len() as u64);
+                loop {
+                    // Read before the pass: a pass that began with every writer done is the last.
+                    let finished = done.load(Ordering::Acquire) == WRITERS;
+                    for j in 0..keys.len() as u64 {
+                        if let Some(e) = t.probe(keys[j as usize]) {
+                            seen += 1;
+                            let w = e.depth as u64;
+                            let whole = w < WRITERS && {
+                                let (score, depth, eval) = entry_of(j, w);
+                                let bound =
+                                    [Bound::Exact, Bound::Lower, Bound::Upper][w as usize % 3];
+                                (e.score, e.depth, e.eval, e.bound, e.mv)
+                                    == (score, depth, eval, bound, None)
+                            };
+                            if !whole {
+                                torn.push(format!("{j}: {e:?}"));
                             }
-                            _ => {}
                         }
                     }
-                    if let Some(e) = t.probe(keys[j as usize]) {
-                        seen += 1;
-                        let w = e.depth as u64;
-                        let whole = w < WRITERS && {
-                            let (score, depth, eval) = entry_of(j, w);
-                            let bound = [Bound::Exact, Bound::Lower, Bound::Upper][w as usize % 3];
-                            (e.score, e.depth, e.eval, e.bound, e.mv)
-                                == (score, depth, eval, bound, None)
-                        };
-                        if !whole {
-                            torn.push(format!("{j}: {e:?}"));
-                        }
+                    if finished {
+                        break;
                     }
                 }
                 (seen, torn)
