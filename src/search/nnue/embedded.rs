@@ -1,8 +1,8 @@
 //! The network built into the binary: the default evaluation of both searches, the bot and
-//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen2.nnue` is the third generation, trained on
-//! the self-play of the second (`nets/atomic-gen1.nnue`) and of the first
-//! (`nets/atomic-gen0.nnue`), both kept as files so that their data can be made again, and on
-//! Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer settings and games of
+//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen3.nnue` is the fourth generation, trained on
+//! the self-play of the third (`nets/atomic-gen2.nnue`), the second (`nets/atomic-gen1.nnue`) and
+//! the first (`nets/atomic-gen0.nnue`), all kept as files so that their data can be made again,
+//! and on Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer settings and games of
 //! each. Embedding it means a deployed binary needs no file beside
 //! it, and the bytes are checked (format, sizes, hash) like any file the first time they are
 //! used.
@@ -16,11 +16,11 @@ pub const NAME: &str = "<embedded>";
 /// What they call the linear evaluation.
 pub const LINEAR: &str = "<linear>";
 /// The embedded file's path in the repository.
-pub const FILE: &str = "nets/atomic-gen2.nnue";
+pub const FILE: &str = "nets/atomic-gen3.nnue";
 
 static BYTES: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/nets/atomic-gen2.nnue"
+    "/nets/atomic-gen3.nnue"
 ));
 
 /// The embedded network, parsed once and shared.
