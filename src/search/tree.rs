@@ -140,6 +140,13 @@ impl Tree {
         self.capacity
     }
 
+    /// Bytes of memory the arena holds between searches (reserved, used or not): what `Hash`
+    /// bounds. `reroot` and `prune` briefly hold a second arena while they copy.
+    #[cfg(test)]
+    pub fn reserved_bytes(&self) -> usize {
+        self.nodes.capacity() * size_of::<Node>()
+    }
+
     /// Number of nodes in use.
     pub fn len(&self) -> usize {
         self.nodes.len()

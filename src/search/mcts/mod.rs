@@ -327,3 +327,54 @@ impl Mcts {
         self.flush_refines();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use atomic_chess::{Game, Position};
+
+    use super::*;
+    use crate::search::engine::Algorithm;
+
+    /// Over a long game the tree stays within `Hash`: each search reuses the subtree of the
+    /// moves played, fills the arena, prunes it and goes on, and between searches the arena
+    /// never holds more than `Hash` MiB.
+    #[test]
+    fn the_tree_stays_within_hash_across_a_long_game() {
+        let config = SearchConfig {
+            hash_mb: 1,
+            algorithm: Algorithm::Mcts,
+            ..SearchConfig::default()
+        };
+        let mut mcts = Mcts::new(&config);
+        let mut game = Game::new(Position::startpos());
+        let limits = Limits {
+            nodes: Some(2_000),
+            ..Limits::default()
+        };
+        let stop = AtomicBool::new(false);
+        let (mut plies, mut reused, mut filled) = (0, 0, 0);
+        while plies < 120 && game.outcome().is_none() {
+            let r = mcts.search(&game, &limits, &stop, 1, None, &mut |_| {});
+            assert!(
+                mcts.tree.reserved_bytes() <= 1 << 20,
+                "ply {plies}: {} bytes",
+                mcts.tree.reserved_bytes()
+            );
+            assert!(mcts.tree.len() <= mcts.tree.capacity());
+            reused += u64::from(mcts.stats.reused > 0);
+            filled += u64::from(mcts.tree.permille_full() > 500 || mcts.stats.prunes > 0);
+            game.play(r.best_move.expect("a move in an unfinished game"))
+                .expect("a legal move");
+            plies += 1;
+        }
+        assert!(plies >= 40, "the game lasted {plies} plies only");
+        assert!(
+            reused > plies / 2,
+            "{reused} of {plies} searches reused a subtree"
+        );
+        assert!(
+            filled > 0,
+            "no search came near a full tree: the test checks nothing"
+        );
+    }
+}
