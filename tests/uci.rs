@@ -325,17 +325,22 @@ fn games_with_movetime_nodes_and_clocks() {
     });
 }
 
+/// Both searches, one thread each (the MCTS's two-thread batches are tested below).
 #[test]
 fn stop_ends_an_infinite_search_at_once() {
-    let mut engine = Engine::start();
-    engine.send("position startpos moves e2e4 e7e6");
-    let lines = stop_answers_at_once(&mut engine);
-    legal_best_move(&lines, &["e2e4", "e7e6"]);
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("info depth") && l.contains(" pv "))
-    );
+    for algorithm in ["alphabeta", "mcts"] {
+        let mut engine = Engine::start();
+        engine.send(&format!("setoption name SearchAlgorithm value {algorithm}"));
+        engine.send("position startpos moves e2e4 e7e6");
+        let lines = stop_answers_at_once(&mut engine);
+        legal_best_move(&lines, &["e2e4", "e7e6"]);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("info depth") && l.contains(" pv ")),
+            "{algorithm}: {lines:?}"
+        );
+    }
 }
 
 #[test]
