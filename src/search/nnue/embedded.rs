@@ -2,10 +2,9 @@
 //! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen3.nnue` is the fourth generation, trained on
 //! the self-play of the third (`nets/atomic-gen2.nnue`), the second (`nets/atomic-gen1.nnue`) and
 //! the first (`nets/atomic-gen0.nnue`), all kept as files so that their data can be made again,
-//! and on Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer settings and games of
-//! each. Embedding it means a deployed binary needs no file beside
-//! it, and the bytes are checked (format, sizes, hash) like any file the first time they are
-//! used.
+//! and on Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer settings and
+//! games of each. Embedding it means a deployed binary needs no file beside it, and the bytes are
+//! checked (format, sizes, hash) like any file the first time they are used.
 
 use std::sync::{Arc, OnceLock};
 
