@@ -325,6 +325,40 @@ fn games_with_movetime_nodes_and_clocks() {
     });
 }
 
+/// One move to search (`searchmoves` with one move, as a GUI analysing that move sends): a
+/// fixed budget searches it in full, so that its score and line mean something; a clock plays
+/// it at once, since nothing else can be played. Both searches.
+#[test]
+fn a_single_root_move_is_searched_on_a_budget_and_played_at_once_on_a_clock() {
+    for algorithm in ["alphabeta", "mcts"] {
+        let mut engine = Engine::start();
+        engine.send(&format!("setoption name SearchAlgorithm value {algorithm}"));
+        engine.send("position startpos moves e2e4 e7e6");
+        engine.send("go nodes 20000 searchmoves d2d4");
+        let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(60));
+        assert_eq!(
+            legal_best_move(&lines, &["e2e4", "e7e6"]),
+            "d2d4",
+            "{algorithm}"
+        );
+        let nodes = last_info_nodes(&lines);
+        assert!(
+            nodes >= 10_000,
+            "{algorithm}: go nodes 20000 with one move stopped after {nodes} nodes: {lines:?}"
+        );
+        // Ten minutes each: the clock would allow seconds; one move needs none of them.
+        let (best, elapsed) = engine.go(
+            "wtime 600000 btime 600000 searchmoves d2d4",
+            Duration::from_secs(60),
+        );
+        assert_eq!(best, "d2d4", "{algorithm}");
+        assert!(
+            elapsed < Duration::from_secs(3),
+            "{algorithm}: one move on a clock took {elapsed:?}"
+        );
+    }
+}
+
 /// Both searches, one thread each (the MCTS's two-thread batches are tested below).
 #[test]
 fn stop_ends_an_infinite_search_at_once() {

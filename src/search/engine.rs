@@ -122,6 +122,14 @@ impl Limits {
     pub fn root_moves(&self, legal: &MoveList) -> MoveList {
         restrict_root(legal, &self.searchmoves)
     }
+
+    /// Whether a root with a single move to search is answered at once. Under a clock (a soft
+    /// limit) the move is forced and the time is better kept for later; under a fixed budget
+    /// (`go nodes`, `depth` or `movetime`: analysis, a match at fixed nodes, `searchmoves` with
+    /// one move) the move is searched like any other, so that its score and line mean something.
+    pub fn plays_a_single_move_at_once(&self) -> bool {
+        !self.infinite && self.soft.is_some()
+    }
 }
 
 /// `legal` restricted to `only` when any of those is legal, else all of `legal` (an empty or

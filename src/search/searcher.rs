@@ -98,7 +98,8 @@ impl Searcher {
     }
 
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
-    /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
+    /// becomes true, or (unless `limits.infinite`) the root is proven or, under a clock, has a
+    /// single move ([`Limits::plays_a_single_move_at_once`]).
     pub fn search(
         &mut self,
         game: &Game,

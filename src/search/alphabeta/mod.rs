@@ -490,7 +490,7 @@ impl Worker {
             if limits.infinite {
                 continue;
             }
-            if self.root_moves.len() == 1 {
+            if self.root_moves.len() == 1 && limits.plays_a_single_move_at_once() {
                 break;
             }
             // A win found by a search deep enough to have seen every reply on the way

@@ -148,7 +148,8 @@ impl Mcts {
     }
 
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
-    /// becomes true, or (unless `limits.infinite`) the root is proven or has a single move.
+    /// becomes true, or (unless `limits.infinite`) the root is proven or, under a clock, has a
+    /// single move ([`Limits::plays_a_single_move_at_once`]).
     /// `random` picks the move among near-equal ones (randomised openings).
     fn run_search(
         &mut self,
@@ -209,7 +210,7 @@ impl Mcts {
         }
         self.refresh(ROOT);
 
-        let single = root_moves.len() == 1;
+        let single = root_moves.len() == 1 && limits.plays_a_single_move_at_once();
         let threads = self.config.threads.max(1);
         if threads == 1 {
             self.run(
