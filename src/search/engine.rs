@@ -288,6 +288,10 @@ pub(super) trait Engine {
     /// Forgets everything learnt (a new game).
     fn clear(&mut self);
 
+    /// Readies its memory between searches, so that the next search does not wait for it
+    /// (the alpha-beta search commits its transposition table's pages).
+    fn prepare(&mut self) {}
+
     /// Counters of the last search.
     fn stats(&self) -> SearchStats;
 }

@@ -97,6 +97,22 @@ impl Searcher {
         self.stats.reused
     }
 
+    /// Makes the configured search's engine if it does not exist yet and readies its memory
+    /// ([`Engine::prepare`]), so that the next search does not wait for either. The UCI
+    /// front calls it between searches (`isready`, `ucinewgame`).
+    pub fn prepare(&mut self) {
+        self.engine().prepare();
+    }
+
+    /// The configured search's engine, made if it does not exist yet.
+    fn engine(&mut self) -> &mut dyn Engine {
+        let config = &self.config;
+        match config.algorithm {
+            Algorithm::Mcts => self.mcts.get_or_insert_with(|| Mcts::new(config)),
+            Algorithm::AlphaBeta => self.alphabeta.get_or_insert_with(|| AlphaBeta::new(config)),
+        }
+    }
+
     /// Searches the game's current position. Blocking; returns when a limit is hit, `stop`
     /// becomes true, or (unless `limits.infinite`) the root is proven or, under a clock, has a
     /// single move ([`Limits::plays_a_single_move_at_once`]).
@@ -109,22 +125,19 @@ impl Searcher {
     ) -> SearchResult {
         let random = self.randomizes(game.position()).then(|| self.next_random());
         let lines = self.multipv;
-        let config = &self.config;
-        let engine: &mut dyn Engine = match config.algorithm {
-            Algorithm::Mcts => self.mcts.get_or_insert_with(|| Mcts::new(config)),
-            Algorithm::AlphaBeta => self.alphabeta.get_or_insert_with(|| AlphaBeta::new(config)),
-        };
         // An MCTS root expanded over some moves only must neither be reused nor reuse a tree
         // grown over all of them: a restricted search starts and leaves the tree empty.
-        let fresh_tree = config.algorithm == Algorithm::Mcts && !limits.searchmoves.is_empty();
+        let fresh_tree = self.config.algorithm == Algorithm::Mcts && !limits.searchmoves.is_empty();
+        let engine = self.engine();
         if fresh_tree {
             engine.clear();
         }
         let result = engine.search(game, limits, stop, lines, random, on_info);
-        self.stats = engine.stats();
+        let stats = engine.stats();
         if fresh_tree {
             engine.clear();
         }
+        self.stats = stats;
         result
     }
 

@@ -129,12 +129,20 @@ impl Engine {
                 }
                 self.out.line("uciok");
             }
-            Command::IsReady => self.out.line("readyok"),
+            Command::IsReady => {
+                // Between searches only (during one the searcher is away and `isready` must
+                // be answered at once): the first `go` should not make the table.
+                if let Some(searcher) = self.searcher.as_mut() {
+                    searcher.prepare();
+                }
+                self.out.line("readyok");
+            }
             Command::NewGame => {
                 self.finish_search();
                 self.game = Game::new(Position::startpos());
                 if let Some(searcher) = self.searcher.as_mut() {
                     searcher.clear();
+                    searcher.prepare();
                 }
             }
             Command::SetOption { name, value } => {

@@ -255,6 +255,10 @@ impl Engine for AlphaBeta {
         self.result(Some(mv), ponder, info, score, &root)
     }
 
+    fn prepare(&mut self) {
+        self.table.commit();
+    }
+
     /// Forgets the table and the history (a new game).
     fn clear(&mut self) {
         self.table.clear();
