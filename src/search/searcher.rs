@@ -98,7 +98,7 @@ impl Searcher {
     }
 
     /// Makes the configured search's engine if it does not exist yet and readies its memory
-    /// ([`Engine::prepare`]), so that the next search does not wait for either. The UCI
+    /// (the alpha-beta table's pages), so that the next search does not wait for either. The UCI
     /// front calls it between searches (`isready`, `ucinewgame`).
     pub fn prepare(&mut self) {
         self.engine().prepare();
