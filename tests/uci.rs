@@ -44,6 +44,14 @@ impl Engine {
         engine
     }
 
+    /// A started engine searching with `algorithm`, set to the position after 1. e4 e6.
+    fn after_e4_e6(algorithm: &str) -> Engine {
+        let mut engine = Engine::start();
+        engine.send(&format!("setoption name SearchAlgorithm value {algorithm}"));
+        engine.send("position startpos moves e2e4 e7e6");
+        engine
+    }
+
     fn send(&mut self, line: &str) {
         writeln!(self.stdin, "{line}").expect("write to the engine");
         self.stdin.flush().expect("flush");
@@ -331,9 +339,7 @@ fn games_with_movetime_nodes_and_clocks() {
 #[test]
 fn a_single_root_move_is_searched_on_a_budget_and_played_at_once_on_a_clock() {
     for algorithm in ["alphabeta", "mcts"] {
-        let mut engine = Engine::start();
-        engine.send(&format!("setoption name SearchAlgorithm value {algorithm}"));
-        engine.send("position startpos moves e2e4 e7e6");
+        let mut engine = Engine::after_e4_e6(algorithm);
         engine.send("go nodes 20000 searchmoves d2d4");
         let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(60));
         assert_eq!(
@@ -363,9 +369,7 @@ fn a_single_root_move_is_searched_on_a_budget_and_played_at_once_on_a_clock() {
 #[test]
 fn stop_ends_an_infinite_search_at_once() {
     for algorithm in ["alphabeta", "mcts"] {
-        let mut engine = Engine::start();
-        engine.send(&format!("setoption name SearchAlgorithm value {algorithm}"));
-        engine.send("position startpos moves e2e4 e7e6");
+        let mut engine = Engine::after_e4_e6(algorithm);
         let lines = stop_answers_at_once(&mut engine);
         legal_best_move(&lines, &["e2e4", "e7e6"]);
         assert!(
