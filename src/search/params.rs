@@ -94,9 +94,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta on several threads: at nodes this deep or deeper, a late move whose child
-    /// another thread is searching is searched after the others (simplified ABDADA; 0 off).
-    pub ab_smp_defer: i32,
 }
 
 impl SearchParams {
@@ -156,7 +153,6 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_smp_defer: 3,
         }
     }
 }
@@ -243,7 +239,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbSmpDefer", ab_smp_defer, 0, 64, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

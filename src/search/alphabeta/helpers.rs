@@ -7,9 +7,7 @@
 //! Why the helpers do not simply repeat the main thread: the odd-numbered ones start one ply
 //! deeper (depth 2, then 3, ...), so at any time about half the helpers work an iteration
 //! ahead of the others; and every helper has its own histories and timing, so the searches
-//! drift apart within a few iterations. All threads also leave for last the late moves that
-//! another thread is inside (`busy`, `AbSmpDefer`), so that they split a node's moves rather
-//! than search the same ones side by side. Helpers never stop the search: the main thread sets
+//! drift apart within a few iterations. Helpers never stop the search: the main thread sets
 //! their stop flag when it is done (for whatever reason: time, nodes, `stop`, depth), and
 //! they are joined before the search returns.
 
@@ -40,7 +38,6 @@ pub(super) fn alongside<T>(
         nodes: ctx.nodes,
         table: ctx.table,
         total: ctx.total,
-        busy: ctx.busy,
     };
     std::thread::scope(|scope| {
         for (i, helper) in helpers.iter_mut().enumerate() {

@@ -13,15 +13,13 @@
 //! Threads (lazy SMP): with `SearchConfig::threads` = N, the calling thread (the main thread)
 //! runs the one-thread search while N − 1 helpers search the same root over the same
 //! transposition table, each with its own [`Worker`] (histories, killers, corrections,
-//! stacks). They share results through the table, and through `busy`: at nodes of
-//! `AbSmpDefer` plies or more a thread searches a late move whose child another thread is
-//! inside after the others (simplified ABDADA; time to depth 20, one thread to two, all 28
-//! positions: 1.26× and 1.36× against 1.16× and 1.17× without, two A/B runs; in games at
-//! 10+0.1, two threads each, −17 [−69, +33] over 100 games against it off; session 31).
-//! The main thread alone reports, keeps the time and decides: the move played is its best
-//! move (taking instead the best move of the deepest iteration any thread finished measured
-//! +2 Elo [−43, +48] over 160 games: removed, code in 88a2080). One thread is bit-for-bit the
-//! search without helpers (it has no `busy` record).
+//! stacks). They share results only through the table (also leaving for last the late moves
+//! whose child another thread was inside, simplified ABDADA, measured −17 [−69, +33] over 100
+//! games at equal time while it raised the time to depth from 1.16× to 1.26–1.36×: removed,
+//! code in c0c674f). The main thread alone reports, keeps
+//! the time and decides: the move played is its best move (taking instead the best move of the
+//! deepest iteration any thread finished measured +2 Elo [−43, +48] over 160 games: removed,
+//! code in 88a2080). One thread is bit-for-bit the search without helpers.
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
@@ -32,7 +30,6 @@
 //! late move pruning of quiet moves near the leaves; the quiescence search of `eval` at depth 0,
 //! standing pat on the corrected evaluation.
 
-mod busy;
 mod correction;
 mod helpers;
 mod node;
@@ -51,7 +48,6 @@ use super::engine::{
 use super::eval::{self, Evaluator, MATE, MATE_BOUND, QStats};
 use super::nnue::Network;
 use super::params::SearchParams;
-use busy::Busy;
 use correction::Correction;
 use ordering::{MAX_PLY, Ordering};
 use table::Table;
@@ -78,8 +74,6 @@ struct Ctx<'a> {
     /// Nodes of every thread, as each last published its own (every `CHECK_INTERVAL` nodes,
     /// and when it ends): with one thread, always that thread's published count.
     total: &'a AtomicU64,
-    /// The children the threads are inside (several threads only: one thread never defers).
-    busy: Option<&'a Busy>,
 }
 
 /// A root move with the score of its last search (`-MATE` when it failed low).
@@ -110,8 +104,6 @@ pub struct AlphaBeta {
     last_nodes: u64,
     /// The selective depth the last search reported.
     last_seldepth: u32,
-    /// What the threads are searching (`AbSmpDefer`), cleared at each search on several.
-    busy: Busy,
 }
 
 /// What one thread of a search owns: its own move ordering, correction histories, stacks and
@@ -182,9 +174,6 @@ impl Engine for AlphaBeta {
             .split_first_mut()
             .expect("at least one thread");
         main.prepare(game, &self.params, self.network.as_ref());
-        if threads > 1 {
-            self.busy.clear();
-        }
         let root = *game.position();
         let total = AtomicU64::new(0);
         let ctx = Ctx {
@@ -197,7 +186,6 @@ impl Engine for AlphaBeta {
             nodes: limits.nodes,
             table: &self.table,
             total: &total,
-            busy: (threads > 1).then_some(&self.busy),
         };
 
         let moves = root.legal_moves();
@@ -305,7 +293,6 @@ impl AlphaBeta {
             workers: vec![Worker::new(&config.params)],
             last_nodes: 0,
             last_seldepth: 0,
-            busy: Busy::new(),
         }
     }
 

@@ -240,31 +240,13 @@ impl Worker {
         let mut searched = 0usize;
         let mut failed_quiets: arrayvec::ArrayVec<atomic_chess::Move, 64> =
             arrayvec::ArrayVec::new();
-        // Lazy SMP (`busy`): late moves whose child another thread is searching, left for
-        // after the others, with their ordering keys.
-        let defer = ctx
-            .busy
-            .filter(|_| depth >= self.params.ab_smp_defer && self.params.ab_smp_defer > 0);
-        let mut deferred: arrayvec::ArrayVec<(atomic_chess::Move, i32), 256> =
-            arrayvec::ArrayVec::new();
-        let (mut next, mut next_deferred) = (0, 0);
-        loop {
-            let (m, key_m, first_pass) = if next < moves.len() {
-                // Selection sort: a cut-off usually comes early, so sorting all would be
-                // waste. The first of equal keys wins.
-                let i = next;
-                next += 1;
-                let top = next_best(&keys[i..]) + i;
-                keys.swap(i, top);
-                moves.swap(i, top);
-                (moves[i], keys[i], true)
-            } else if next_deferred < deferred.len() {
-                next_deferred += 1;
-                let (m, k) = deferred[next_deferred - 1];
-                (m, k, false)
-            } else {
-                break;
-            };
+        for i in 0..moves.len() {
+            // Selection sort: a cut-off usually comes early, so sorting all would be waste.
+            // The first of equal keys wins.
+            let top = next_best(&keys[i..]) + i;
+            keys.swap(i, top);
+            moves.swap(i, top);
+            let m = moves[i];
             if Some(m) == excluded {
                 continue;
             }
@@ -274,7 +256,7 @@ impl Worker {
             // balance is below 0), the only captures this can prune: no balance for the others.
             if see_margin > 0
                 && m.is_capture()
-                && key_m < 0
+                && keys[i] < 0
                 && !pv_node
                 && !in_check
                 && depth <= 4
@@ -300,17 +282,6 @@ impl Worker {
                     continue;
                 }
             }
-            let marked = match defer {
-                Some(busy) if searched > 0 => {
-                    if first_pass && busy.is_busy(child.zobrist()) {
-                        deferred.push((m, key_m));
-                        continue;
-                    }
-                    busy.enter(child.zobrist());
-                    Some(busy)
-                }
-                _ => None,
-            };
             self.keys.push(child.zobrist());
             self.evaluator.push(&child);
             let extension = if Some(m) == table_move {
@@ -369,9 +340,6 @@ impl Worker {
             };
             self.keys.pop();
             self.evaluator.pop();
-            if let Some(busy) = marked {
-                busy.leave(child.zobrist());
-            }
             if self.aborted {
                 return 0;
             }
@@ -473,71 +441,7 @@ fn next_best(keys: &[i32]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicBool, AtomicU64};
-
-    use atomic_chess::{Game, Position};
-
-    use super::super::busy::Busy;
-    use super::super::table::Table;
-    use super::super::{Ctx, Worker};
     use super::next_best;
-    use crate::search::SearchParams;
-    use crate::search::eval::{MATE, MATE_BOUND};
-
-    /// The value of `pos` searched `depth` plies on one thread from an empty table, with the
-    /// busy record `busy` (one thread never has one in a real search: this stands for the
-    /// other threads).
-    fn search(pos: &Position, depth: i32, busy: Option<&Busy>) -> i32 {
-        let params = SearchParams::default();
-        let mut worker = Worker::new(&params);
-        worker.prepare(&Game::new(*pos), &params, None);
-        worker.root_depth = depth;
-        let table = Table::new(1);
-        let (stop, total) = (AtomicBool::new(false), AtomicU64::new(0));
-        let ctx = Ctx {
-            stop: &stop,
-            hard: None,
-            nodes: None,
-            table: &table,
-            total: &total,
-            busy,
-        };
-        worker.node(&ctx, pos, depth, -MATE, MATE, 0, false, false)
-    }
-
-    /// With every child of the position marked busy, each move after the first is left for
-    /// the second pass: the forced wins in two are still found. (A search that dropped the
-    /// deferred moves searches only the first move in order, and fails here: checked by
-    /// hand.)
-    #[test]
-    fn moves_another_thread_is_searching_are_searched_after_the_others() {
-        let params = SearchParams::default();
-        assert!(params.ab_smp_defer > 0 && params.ab_smp_defer <= 4);
-        let puzzles = include_str!("../../../tests/data/tactics.epd")
-            .lines()
-            .filter(|line| line.contains("; mate 2;"));
-        let mut compared = 0;
-        for line in puzzles {
-            let fen = line.split(';').next().expect("a FEN");
-            let pos = Position::from_fen(fen).expect("a valid FEN");
-            if search(&pos, 4, None) < MATE_BOUND {
-                continue;
-            }
-            let busy = Busy::new();
-            for m in pos.legal_moves() {
-                let mut child = pos;
-                child.play_unchecked(m);
-                busy.enter(child.zobrist());
-            }
-            let deferred = search(&pos, 4, Some(&busy));
-            assert!(
-                deferred >= MATE_BOUND,
-                "{fen}: {deferred} with every child busy"
-            );
-            compared += 1;
-        }
-        assert!(compared >= 20, "only {compared} puzzles solved at depth 4");
-    }
 
     #[test]
     fn next_best_is_the_first_of_the_largest_keys() {
