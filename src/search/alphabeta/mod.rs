@@ -13,13 +13,13 @@
 //! Threads (lazy SMP): with `SearchConfig::threads` = N, the calling thread (the main thread)
 //! runs the one-thread search while N − 1 helpers search the same root over the same
 //! transposition table, each with its own [`Worker`] (histories, killers, corrections,
-//! stacks). They share results only through the table (also leaving for last the late moves
-//! whose child another thread was inside, simplified ABDADA, measured −17 [−69, +33] over 100
-//! games at equal time while it raised the time to depth from 1.16× to 1.26–1.36×: removed,
-//! code in c0c674f). The main thread alone reports, keeps
-//! the time and decides: the move played is its best move (taking instead the best move of the
-//! deepest iteration any thread finished measured +2 Elo [−43, +48] over 160 games: removed,
-//! code in 88a2080). One thread is bit-for-bit the search without helpers.
+//! stacks). They share results only through the table. (Simplified ABDADA, where a thread
+//! leaves for last the late moves whose child another thread is inside, raised the time to
+//! depth from 1.16× to 1.26–1.36× but measured −17 [−69, +33] over 100 games at equal time:
+//! removed, code in c0c674f.) The main thread alone reports, keeps the time and decides: the
+//! move played is its best move (taking instead the best move of the deepest iteration any
+//! thread finished measured +2 Elo [−43, +48] over 160 games: removed, code in 88a2080). One
+//! thread is bit-for-bit the search without helpers.
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
