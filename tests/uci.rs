@@ -302,9 +302,13 @@ fn games_with_movetime_nodes_and_clocks() {
     let mut engine = Engine::start();
     engine.send("setoption name Hash value 16");
     engine.ready();
-    // Fixed time per move. The answer may be late by scheduling on a loaded machine only.
+    // Fixed time per move. The answer may be late by scheduling on a loaded machine only:
+    // the CI runs the test binaries beside each other on two cores, where 150 ms of slack
+    // was not always enough. A second still catches a `movetime` that is not kept (the
+    // search would have no other limit and run on); how closely it is kept is a benchmark's
+    // question, not a test's.
     play_game(&mut engine, &["e2e3", "e7e6"], 30, &mut |_| {
-        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+        ("movetime 60".to_string(), Duration::from_millis(1000))
     });
     // Fixed playouts.
     play_game(&mut engine, &["g1f3", "d7d5"], 30, &mut |_| {
