@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Each engine's score with white and with black in a match PGN, and how the game pairs split.
 
-Why: atomic favours white, and the shared openings favour one side more than a chess book
-would. When both engines get stronger (more nodes), more openings are won by whichever side
-they favour, whoever plays it: pairs that one engine won twice become one win each, and the
-stronger engine's score falls towards 50 % with neither engine having got worse. This script
-tells that case (pairs "split by colour" grow, the weaker engine's white score rises) from a
-real loss of strength (the stronger engine's white score falls too).
+Why: atomic favours white, and when both engines get stronger (more nodes) an opening may be
+won by the side it favours whoever plays it: pairs that one engine won twice become one win
+each, and the stronger engine's score falls towards 50 % with neither engine having got worse.
+This script tells whether a fall is of that kind (pairs "split by colour" grow, the stronger
+engine's score with white holds) or a fall with both colours alike (JOURNAL.md, session 32:
+gen3 against Fairy-Stockfish lost 12 points with white and 12 with black from 1x to 4x).
 
     python3 scripts/colour_split.py GAMES.pgn [ENGINE]
 
