@@ -304,7 +304,7 @@ fn games_with_movetime_nodes_and_clocks() {
     engine.ready();
     // Fixed time per move. The answer may be late by scheduling on a loaded machine only:
     // the CI runs the test binaries beside each other on two cores, where 150 ms of slack
-    // was not always enough. A second still catches a `movetime` that is not kept (the
+    // can be too little. A second still catches a `movetime` that is not kept (the
     // search would have no other limit and run on); how closely it is kept is a benchmark's
     // question, not a test's.
     play_game(&mut engine, &["e2e3", "e7e6"], 30, &mut |_| {
