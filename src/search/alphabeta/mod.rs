@@ -719,8 +719,8 @@ fn time_factor(changes: f32, stable_iterations: u32, score_change: i32, max: f32
     factor.clamp(0.5, max.max(0.5))
 }
 
-/// `AbLmrBase + ln(min(depth, AbLmrDepthCap)) ln(moves searched + 1) / AbLmrDiv`, in whole
-/// plies (no reductions with `AbLmrDiv` = 0).
+/// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (no reductions
+/// with `AbLmrDiv` = 0).
 fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     let mut table = Box::new([[0u8; 64]; 64]);
     if params.ab_lmr_div <= 0.0 {
@@ -728,9 +728,8 @@ fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     }
     for (depth, row) in table.iter_mut().enumerate().skip(1) {
         for (searched, r) in row.iter_mut().enumerate() {
-            let d = depth.min(params.ab_lmr_depth_cap.max(1) as usize);
             let x = params.ab_lmr_base
-                + (d as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
+                + (depth as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
             *r = x.clamp(0.0, 63.0) as u8;
         }
     }
@@ -830,21 +829,6 @@ mod tests {
             ..SearchParams::default()
         });
         assert!(off.iter().flatten().all(|&r| r == 0));
-    }
-
-    #[test]
-    fn a_depth_cap_stops_the_reductions_growing_beyond_it_and_changes_nothing_below() {
-        let plain = lmr_table(&SearchParams::default());
-        let capped = lmr_table(&SearchParams {
-            ab_lmr_depth_cap: 12,
-            ..SearchParams::default()
-        });
-        assert!(plain[..=12] == capped[..=12]);
-        for d in 13..64 {
-            assert_eq!(capped[d], capped[12], "depth {d}");
-        }
-        // 0.75 + ln 24 · ln 20 / 1.75 = 6.2 plies uncapped, 0.75 + ln 12 · ln 20 / 1.75 = 5.0.
-        assert_eq!((plain[24][19], capped[24][19]), (6, 5));
     }
 
     #[test]
