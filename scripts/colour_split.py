@@ -14,8 +14,8 @@ match.py's summary already gives engine A's score with each colour and the penta
 lumps a pair split by colour with two draws; what this adds is which colour won the split pairs,
 for a PGN read again later. ENGINE (default: the White of the first game) is the engine whose
 view the pairs are counted from. Needs only the standard library: it reads the White, Black,
-Result and Opening headers
-(match.py writes `[Opening "#N: ..."]`, one opening per colour-swapped pair).
+Result and Opening headers (match.py writes `[Opening "#N: ..."]`, one opening per colour-swapped
+pair).
 """
 import re
 import sys
