@@ -719,8 +719,8 @@ fn time_factor(changes: f32, stable_iterations: u32, score_change: i32, max: f32
     factor.clamp(0.5, max.max(0.5))
 }
 
-/// `AbLmrBase + ln(depth) ln(moves searched + 1) / AbLmrDiv`, in whole plies (no reductions
-/// with `AbLmrDiv` = 0).
+/// `AbLmrBase + ln(min(depth, AbLmrDepthCap)) ln(moves searched + 1) / AbLmrDiv`, in whole
+/// plies (no reductions with `AbLmrDiv` = 0).
 fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     let mut table = Box::new([[0u8; 64]; 64]);
     if params.ab_lmr_div <= 0.0 {
@@ -728,8 +728,9 @@ fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     }
     for (depth, row) in table.iter_mut().enumerate().skip(1) {
         for (searched, r) in row.iter_mut().enumerate() {
+            let d = depth.min(params.ab_lmr_depth_cap.max(1) as usize);
             let x = params.ab_lmr_base
-                + (depth as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
+                + (d as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
             *r = x.clamp(0.0, 63.0) as u8;
         }
     }
@@ -829,6 +830,23 @@ mod tests {
             ..SearchParams::default()
         });
         assert!(off.iter().flatten().all(|&r| r == 0));
+    }
+
+    #[test]
+    fn a_depth_cap_stops_the_reductions_growing_beyond_it_and_changes_nothing_below() {
+        let uncapped = lmr_table(&SearchParams {
+            ab_lmr_depth_cap: 64,
+            ..SearchParams::default()
+        });
+        let capped = lmr_table(&SearchParams::default());
+        assert_eq!(SearchParams::default().ab_lmr_depth_cap, 12);
+        assert!(uncapped[..=12] == capped[..=12]);
+        assert!(uncapped[13..] != capped[13..]);
+        for d in 13..64 {
+            assert_eq!(capped[d], capped[12], "depth {d}");
+        }
+        // 0.75 + ln 24 · ln 20 / 1.75 = 6.2 plies uncapped, 0.75 + ln 12 · ln 20 / 1.75 = 5.0.
+        assert_eq!((uncapped[24][19], capped[24][19]), (6, 5));
     }
 
     #[test]
