@@ -726,9 +726,10 @@ fn lmr_table(params: &SearchParams) -> Box<[[u8; 64]; 64]> {
     if params.ab_lmr_div <= 0.0 {
         return table;
     }
+    let cap = params.ab_lmr_depth_cap.max(1) as usize;
     for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        let d = depth.min(cap);
         for (searched, r) in row.iter_mut().enumerate() {
-            let d = depth.min(params.ab_lmr_depth_cap.max(1) as usize);
             let x = params.ab_lmr_base
                 + (d as f32).ln() * ((searched + 1) as f32).ln() / params.ab_lmr_div;
             *r = x.clamp(0.0, 63.0) as u8;
