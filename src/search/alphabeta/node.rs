@@ -12,6 +12,7 @@
 use atomic_chess::{MoveList, Position};
 
 use super::correction::{Correction, Keys};
+use super::ordering::{NO_CONT, Prev, cont_of};
 use super::table::{Bound, from_table, to_table};
 use super::{Ctx, Worker, has_pieces};
 use crate::search::SearchParams;
@@ -158,8 +159,10 @@ impl Worker {
                 return static_eval;
             }
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
-                let reduction = 3 + depth / self.params.ab_null_depth_div;
+                let reduction =
+                    3 + depth.min(self.params.ab_null_depth_cap) / self.params.ab_null_depth_div;
                 let null = pos.null_move();
+                self.moved[ply] = NO_CONT;
                 self.keys.push(null.zobrist());
                 self.evaluator.push(&null);
                 let s = -self.node(
@@ -230,9 +233,17 @@ impl Worker {
 
         // The keys apart from the moves: the scan for the next best is then over a dense
         // array of `i32`, which the compiler vectorises.
+        let prev: Prev = if self.params.ab_cont_hist > 0 {
+            [
+                self.moved[ply - 1],
+                ply.checked_sub(2).map_or(NO_CONT, |p| self.moved[p]),
+            ]
+        } else {
+            [NO_CONT; 2]
+        };
         let mut keys: arrayvec::ArrayVec<i32, 256> = moves
             .iter()
-            .map(|&m| self.ordering.key(pos, m, table_move, ply))
+            .map(|&m| self.ordering.key(pos, m, table_move, ply, &prev))
             .collect();
         let original_alpha = alpha;
         let mut best = -MATE;
@@ -269,6 +280,7 @@ impl Worker {
             let mut child = *pos;
             child.play_unchecked(m);
             ctx.table.prefetch(child.zobrist());
+            self.moved[ply] = cont_of(pos.turn(), m);
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
@@ -306,9 +318,16 @@ impl Worker {
                 // Late move reductions: quiet moves that do not give check.
                 let reducible = depth >= 3 && !in_check && quiet && !gives_check;
                 if reducible {
+                    // A move whose continuation history is good is reduced less, a bad one
+                    // more.
+                    let history = match self.params.ab_lmr_hist_div {
+                        0 => 0,
+                        div => self.ordering.cont_score(pos.turn(), m, &prev) / div,
+                    };
                     reduction = (i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
-                        + not_improving)
+                        + not_improving
+                        - history)
                         .clamp(0, depth - 2);
                 }
                 let mut s = -self.node(
@@ -358,7 +377,7 @@ impl Worker {
                     if alpha >= beta {
                         if quiet {
                             self.ordering
-                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply, &prev);
                         }
                         break;
                     }
