@@ -159,8 +159,7 @@ impl Worker {
                 return static_eval;
             }
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
-                let reduction =
-                    3 + depth.min(self.params.ab_null_depth_cap) / self.params.ab_null_depth_div;
+                let reduction = 3 + depth / self.params.ab_null_depth_div;
                 let null = pos.null_move();
                 self.moved[ply] = NO_CONT;
                 self.keys.push(null.zobrist());
@@ -318,16 +317,9 @@ impl Worker {
                 // Late move reductions: quiet moves that do not give check.
                 let reducible = depth >= 3 && !in_check && quiet && !gives_check;
                 if reducible {
-                    // A move whose continuation history is good is reduced less, a bad one
-                    // more.
-                    let history = match self.params.ab_lmr_hist_div {
-                        0 => 0,
-                        div => self.ordering.cont_score(pos.turn(), m, &prev) / div,
-                    };
                     reduction = (i32::from(self.lmr[depth.min(63) as usize][searched.min(63)])
                         - i32::from(pv_node)
-                        + not_improving
-                        - history)
+                        + not_improving)
                         .clamp(0, depth - 2);
                 }
                 let mut s = -self.node(

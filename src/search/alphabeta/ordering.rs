@@ -99,7 +99,7 @@ impl Ordering {
     }
 
     /// The continuation entries of `m` after `prev`, summed (within ±2 [`CONT_MAX`]).
-    pub fn cont_score(&self, side: Color, m: Move, prev: &Prev) -> i32 {
+    fn cont_score(&self, side: Color, m: Move, prev: &Prev) -> i32 {
         let current = cont_of(side, m);
         prev.iter()
             .filter_map(|&p| Self::cont_index(p, current))
