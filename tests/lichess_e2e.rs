@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig};
+use atomic_bot::fakelichess::{Castling, ChallengeSpec, FakeConfig, FakeLichess};
 use atomic_bot::lichess::client::Endpoint;
 use atomic_bot::lichess::picker::{Budget, MovePicker, Pick, PickerFactory, SimplePicker};
 use atomic_chess::Game;
@@ -588,18 +588,29 @@ async fn without_a_clock_a_refused_win_claim_becomes_a_draw_claim() {
         .unwrap();
     let g = fake.wait_game_over(&id, T).await.unwrap();
     assert_eq!((g.status.as_str(), g.winner.as_deref()), ("timeout", None));
-    let claims: Vec<_> = fake
-        .requests()
-        .into_iter()
-        .filter(|r| {
-            r.user.as_deref() == Some(BOT)
-                && matches!(
-                    r.endpoint,
-                    Some(Endpoint::ClaimVictory | Endpoint::ClaimDraw)
-                )
-        })
-        .map(|r| (r.endpoint, r.status))
-        .collect();
+    // The fake logs a request after its handler has answered, and the handler ends the game:
+    // on a busy machine the test can see the game over before the claim that ended it is in
+    // the log.
+    let bot_claims = |f: &FakeLichess| -> Vec<_> {
+        f.requests()
+            .into_iter()
+            .filter(|r| {
+                r.user.as_deref() == Some(BOT)
+                    && matches!(
+                        r.endpoint,
+                        Some(Endpoint::ClaimVictory | Endpoint::ClaimDraw)
+                    )
+            })
+            .map(|r| (r.endpoint, r.status))
+            .collect()
+    };
+    fake.wait_until(Duration::from_secs(5), |f| {
+        bot_claims(f)
+            .iter()
+            .any(|c| c.0 == Some(Endpoint::ClaimDraw))
+    })
+    .await;
+    let claims = bot_claims(&fake);
     assert_eq!(
         claims,
         vec![
