@@ -92,11 +92,6 @@ pub struct SearchParams {
     pub ab_rfp_depth: i32,
     /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
     pub ab_null_depth_div: i32,
-    /// Alpha-beta: quiet moves are ordered by the continuation history too (1, the default
-    /// since session 36) or by the butterfly history alone (0). Against Fairy-Stockfish at
-    /// 600 000 / 300 000 nodes it scored 85.0 % where the butterfly history alone scored
-    /// 78.5 % (openings 1–50, 100 games each; docs/JOURNAL.md, session 36).
-    pub ab_cont_hist: i32,
     /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The
     /// table move is extended a ply when every other move, searched at half depth, falls short
     /// of its score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
@@ -163,7 +158,6 @@ impl Default for SearchParams {
             ab_futility_depth: 2,
             ab_rfp_depth: 3,
             ab_null_depth_div: 4,
-            ab_cont_hist: 1,
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
@@ -251,7 +245,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
     spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
-    spec!("AbContHist", ab_cont_hist, 0, 1, 1.0, i32),
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),

@@ -49,7 +49,7 @@ use super::eval::{self, Evaluator, MATE, MATE_BOUND, QStats};
 use super::nnue::Network;
 use super::params::SearchParams;
 use correction::Correction;
-use ordering::{Cont, MAX_PLY, NO_CONT, Ordering, cont_of};
+use ordering::{MAX_PLY, Ordering};
 use table::Table;
 
 /// Nodes between looks at the clock and the stop flag (the node limit is checked at every node).
@@ -134,9 +134,6 @@ struct Worker {
     root_moves: Vec<RootMove>,
     /// The move a singular-extension search leaves out at each ply (`None` outside one).
     excluded: [Option<Move>; MAX_PLY],
-    /// The continuation coordinate of the move being searched at each ply (`NO_CONT` for a
-    /// null move): the continuation history's context for the plies below.
-    moved: [Cont; MAX_PLY],
     /// Depth of the current iteration: extensions stop past twice this many plies.
     root_depth: i32,
     /// Of `nodes()`, those already added to the search's shared total.
@@ -349,7 +346,6 @@ impl Worker {
             evals: [0; MAX_PLY],
             root_moves: Vec::new(),
             excluded: [None; MAX_PLY],
-            moved: [NO_CONT; MAX_PLY],
             root_depth: 0,
             published: 0,
         }
@@ -582,7 +578,6 @@ impl Worker {
             };
             let mut child = *root;
             child.play_unchecked(mv);
-            self.moved[0] = cont_of(root.turn(), mv);
             self.keys.push(child.zobrist());
             self.evaluator.push(&child);
             // Scores are compared with the move's bonus: search the child against shifted bounds.

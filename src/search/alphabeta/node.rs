@@ -12,7 +12,6 @@
 use atomic_chess::{MoveList, Position};
 
 use super::correction::{Correction, Keys};
-use super::ordering::{NO_CONT, Prev, cont_of};
 use super::table::{Bound, from_table, to_table};
 use super::{Ctx, Worker, has_pieces};
 use crate::search::SearchParams;
@@ -161,7 +160,6 @@ impl Worker {
             if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
                 let reduction = 3 + depth / self.params.ab_null_depth_div;
                 let null = pos.null_move();
-                self.moved[ply] = NO_CONT;
                 self.keys.push(null.zobrist());
                 self.evaluator.push(&null);
                 let s = -self.node(
@@ -232,17 +230,9 @@ impl Worker {
 
         // The keys apart from the moves: the scan for the next best is then over a dense
         // array of `i32`, which the compiler vectorises.
-        let prev: Prev = if self.params.ab_cont_hist > 0 {
-            [
-                self.moved[ply - 1],
-                ply.checked_sub(2).map_or(NO_CONT, |p| self.moved[p]),
-            ]
-        } else {
-            [NO_CONT; 2]
-        };
         let mut keys: arrayvec::ArrayVec<i32, 256> = moves
             .iter()
-            .map(|&m| self.ordering.key(pos, m, table_move, ply, &prev))
+            .map(|&m| self.ordering.key(pos, m, table_move, ply))
             .collect();
         let original_alpha = alpha;
         let mut best = -MATE;
@@ -279,7 +269,6 @@ impl Worker {
             let mut child = *pos;
             child.play_unchecked(m);
             ctx.table.prefetch(child.zobrist());
-            self.moved[ply] = cont_of(pos.turn(), m);
             let gives_check = child.is_check();
             if !pv_node && !in_check && quiet && !gives_check && searched > 0 && best > -MATE_BOUND
             {
@@ -369,7 +358,7 @@ impl Worker {
                     if alpha >= beta {
                         if quiet {
                             self.ordering
-                                .reward(pos.turn(), m, &failed_quiets, depth, ply, &prev);
+                                .reward(pos.turn(), m, &failed_quiets, depth, ply);
                         }
                         break;
                     }
