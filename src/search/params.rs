@@ -101,10 +101,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta: the static evaluation shrinks towards a draw as the fifty-move counter
-    /// grows, `eval × (AbRule50 − counter) / AbRule50` (0 off), so that the search prefers
-    /// the line that makes progress (a pawn move, a capture) to shuffling in a won position.
-    pub ab_rule50: i32,
     /// Alpha-beta: a draw (repetition, fifty moves, stalemate, no mating material) is worth
     /// this many centipawns less than 0 to the side to move at the root, and as much more to
     /// its opponent (0 off).
@@ -173,7 +169,6 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_rule50: 0,
             ab_contempt: 0,
             ab_repetition: 0,
         }
@@ -263,7 +258,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbRule50", ab_rule50, 0, 1000, 1.0, i32),
     spec!("AbContempt", ab_contempt, -200, 200, 1.0, i32),
     spec!("AbRepetition", ab_repetition, 0, 1, 1.0, i32),
 ];

@@ -162,12 +162,8 @@ impl Worker {
         });
         let static_eval = match (raw_eval, corr_keys) {
             (None, _) => -MATE,
-            (Some(raw), Some(k)) => rule50(
-                self.correction.corrected(raw, k, &self.params),
-                pos,
-                &self.params,
-            ),
-            (Some(raw), None) => rule50(raw, pos, &self.params),
+            (Some(raw), Some(k)) => self.correction.corrected(raw, k, &self.params),
+            (Some(raw), None) => raw,
         };
         self.evals[ply] = static_eval;
         let improving = self.params.ab_improving > 0
@@ -435,12 +431,11 @@ impl eval::Leaves<i32> for Corrected<'_> {
     #[inline(always)]
     fn leaf(&mut self, pos: &Position, _ply: u32) -> i32 {
         let raw = self.evaluator.evaluate(pos);
-        let v = if self.params.ab_corr_qsearch > 0 {
+        if self.params.ab_corr_qsearch > 0 {
             self.correction.corrected(raw, Keys::of(pos), self.params)
         } else {
             raw
-        };
-        rule50(v, pos, self.params)
+        }
     }
 
     #[inline(always)]
@@ -452,18 +447,6 @@ impl eval::Leaves<i32> for Corrected<'_> {
     fn leave(&mut self) {
         self.evaluator.pop();
     }
-}
-
-/// `v`, an evaluation of `pos`, shrunk towards a draw by the fifty-move counter when
-/// `AbRule50` is on.
-#[inline(always)]
-fn rule50(v: i32, pos: &Position, params: &SearchParams) -> i32 {
-    let d = params.ab_rule50;
-    if d <= 0 {
-        return v;
-    }
-    let left = (d - pos.halfmove_clock() as i32).max(0);
-    (i64::from(v) * i64::from(left) / i64::from(d)) as i32
 }
 
 /// Whether the last of `keys` (the game's positions since its last irreversible move, then
