@@ -105,10 +105,6 @@ pub struct SearchParams {
     /// this many centipawns less than 0 to the side to move at the root, and as much more to
     /// its opponent (0 off).
     pub ab_contempt: i32,
-    /// Alpha-beta: which repetitions are draws in the search (0: any repetition of a position
-    /// since the last irreversible move; 1: a repetition within the search, or a third
-    /// occurrence counting the game's positions before the root).
-    pub ab_repetition: i32,
 }
 
 impl SearchParams {
@@ -170,7 +166,6 @@ impl Default for SearchParams {
             ab_singular_margin: 6,
             ab_singular_neg: 1,
             ab_contempt: 0,
-            ab_repetition: 0,
         }
     }
 }
@@ -259,7 +254,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
     spec!("AbContempt", ab_contempt, -200, 200, 1.0, i32),
-    spec!("AbRepetition", ab_repetition, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

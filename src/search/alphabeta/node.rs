@@ -18,14 +18,6 @@ use crate::search::SearchParams;
 use crate::search::eval::{self, Evaluator, MATE, MATE_BOUND};
 
 impl Worker {
-    /// Whether `pos`, `ply` plies below the root, is a repetition the search scores as a
-    /// draw ([`repetition`]).
-    #[inline(always)]
-    fn repeated(&self, pos: &Position, ply: usize) -> bool {
-        let window = pos.halfmove_clock() as usize;
-        repetition(&self.keys, window, ply, self.params.ab_repetition > 0)
-    }
-
     /// A draw's value for the side to move `ply` plies below the root: `-AbContempt` for the
     /// root's side to move (even plies; a null move is a ply too), `+AbContempt` for the other.
     #[inline(always)]
@@ -64,7 +56,10 @@ impl Worker {
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + mply;
         }
-        if self.repeated(pos, ply) {
+        // Twofold repetition since the last irreversible move is a draw (as in the MCTS).
+        let len = self.keys.len();
+        let window = (pos.halfmove_clock() as usize).min(len - 1);
+        if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
             return self.draw(ply);
         }
         if ply >= super::MAX_PLY - 8 {
@@ -449,35 +444,6 @@ impl eval::Leaves<i32> for Corrected<'_> {
     }
 }
 
-/// Whether the last of `keys` (the game's positions since its last irreversible move, then
-/// the search's line; the root is `ply` from the end) repeats one of the `window` before it
-/// (the fifty-move counter). Without `after_root`: any earlier occurrence is a draw (as in the
-/// MCTS). With it: an earlier occurrence after the root, or two in all. A position that
-/// occurred once before the root is not yet a draw, since whoever reached it again may still
-/// deviate; scoring it 0 lets the side that is behind "repeat" its way out of every line in
-/// the search, where on the board the game goes on.
-#[inline(always)]
-fn repetition(keys: &[u64], window: usize, ply: usize, after_root: bool) -> bool {
-    let Some((&key, before)) = keys.split_last() else {
-        return false;
-    };
-    let earlier = &before[before.len() - window.min(before.len())..];
-    if !after_root {
-        return earlier.contains(&key);
-    }
-    let mut seen = false;
-    for (back, &k) in earlier.iter().rev().enumerate() {
-        if k == key {
-            // `back + 1` plies back: strictly after the root when that is less than `ply`.
-            if back + 1 < ply || seen {
-                return true;
-            }
-            seen = true;
-        }
-    }
-    false
-}
-
 /// The index of the first largest key (`keys` is not empty). Two passes, the maximum and
 /// then its first position, both plain loops over `i32` that vectorise: the selection scan
 /// was a fifth of this module's time as one loop that compared and tracked an index at each
@@ -490,57 +456,7 @@ fn next_best(keys: &[i32]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{next_best, repetition};
-    use crate::search::mix64;
-
-    #[test]
-    fn a_repetition_before_the_root_is_a_draw_only_the_second_time() {
-        let [a, x, y] = [1, 2, 3];
-        // `a` once before: plain twofold calls it a draw, the root-aware rule only when the
-        // earlier `a` is after the root (two plies back, so at ply 3).
-        let keys = [x, a, y, a];
-        for ply in 1..=3 {
-            assert!(repetition(&keys, 3, ply, false), "ply {ply}");
-            assert_eq!(repetition(&keys, 3, ply, true), ply == 3, "ply {ply}");
-        }
-        // Twice before the root: the third occurrence is a draw at any ply.
-        let keys = [a, x, a, y, a];
-        assert!(repetition(&keys, 4, 1, true));
-        // ... unless the window (an irreversible move since) hides the first.
-        assert!(!repetition(&keys, 2, 1, true));
-        assert!(!repetition(&keys, 1, 1, false));
-        assert!(!repetition(&[a], 0, 0, false));
-        assert!(!repetition(&[], 0, 0, true));
-    }
-
-    #[test]
-    fn the_root_aware_repetition_agrees_with_counting_occurrences() {
-        let mut state = 7;
-        for _ in 0..2000 {
-            state += 1;
-            let len = 1 + (mix64(state) % 12) as usize;
-            let keys: Vec<u64> = (0..len as u64).map(|i| mix64(state * 64 + i) % 3).collect();
-            let window = (mix64(state ^ 0xff) % 14) as usize;
-            let ply = (mix64(state ^ 0xfff) as usize) % len;
-            let last = keys[len - 1];
-            let back: Vec<usize> = (1..=window.min(len - 1))
-                .filter(|&d| keys[len - 1 - d] == last)
-                .collect();
-            let plain = !back.is_empty();
-            let aware = back.len() >= 2 || back.iter().any(|&d| d < ply);
-            assert_eq!(
-                repetition(&keys, window, ply, false),
-                plain,
-                "{keys:?} {window} {ply}"
-            );
-            assert_eq!(
-                repetition(&keys, window, ply, true),
-                aware,
-                "{keys:?} {window} {ply}"
-            );
-            assert!(plain || !aware);
-        }
-    }
+    use super::next_best;
 
     #[test]
     fn next_best_is_the_first_of_the_largest_keys() {
