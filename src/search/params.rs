@@ -101,10 +101,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta: a draw (repetition, fifty moves, stalemate, no mating material) is worth
-    /// this many centipawns less than 0 to the side to move at the root, and as much more to
-    /// its opponent (0 off).
-    pub ab_contempt: i32,
 }
 
 impl SearchParams {
@@ -165,7 +161,6 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_contempt: 0,
         }
     }
 }
@@ -253,7 +248,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbContempt", ab_contempt, -200, 200, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

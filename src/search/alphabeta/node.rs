@@ -18,17 +18,6 @@ use crate::search::SearchParams;
 use crate::search::eval::{self, Evaluator, MATE, MATE_BOUND};
 
 impl Worker {
-    /// A draw's value for the side to move `ply` plies below the root: `-AbContempt` for the
-    /// root's side to move (even plies; a null move is a ply too), `+AbContempt` for the other.
-    #[inline(always)]
-    fn draw(&self, ply: usize) -> i32 {
-        if ply.is_multiple_of(2) {
-            -self.params.ab_contempt
-        } else {
-            self.params.ab_contempt
-        }
-    }
-
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
     /// deep, `ply` plies below the root. `allow_null`: not right after a null move.
     /// `cut_node`: a zero-window node expected to fail high (the child of a reduced search
@@ -60,7 +49,7 @@ impl Worker {
         let len = self.keys.len();
         let window = (pos.halfmove_clock() as usize).min(len - 1);
         if self.keys[len - 1 - window..len - 1].contains(&self.keys[len - 1]) {
-            return self.draw(ply);
+            return 0;
         }
         if ply >= super::MAX_PLY - 8 {
             return self.evaluator.evaluate(pos);
@@ -79,7 +68,7 @@ impl Worker {
             // The quiescence search makes the terminal checks of its own moves (mate,
             // stalemate, a king-exploding capture), so no full move list is generated here.
             if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
-                return self.draw(ply);
+                return 0;
             }
             let mut leaf = Corrected {
                 evaluator: &mut self.evaluator,
@@ -128,17 +117,13 @@ impl Worker {
         let mut moves = MoveList::new();
         pos.legal_moves_into(&mut moves);
         if moves.is_empty() {
-            return if in_check {
-                -MATE + mply
-            } else {
-                self.draw(ply)
-            };
+            return if in_check { -MATE + mply } else { 0 };
         }
         if moves.iter().any(|&m| eval::wins_at_once(pos, m)) {
             return MATE - mply - 1;
         }
         if pos.halfmove_clock() >= 100 || pos.is_insufficient_material() {
-            return self.draw(ply);
+            return 0;
         }
 
         if self.params.ab_iir_depth > 0 && depth >= self.params.ab_iir_depth && table_move.is_none()
