@@ -263,7 +263,12 @@ fn last_info_nodes(lines: &[String]) -> u64 {
 }
 
 /// `go infinite` on the current position, then `stop` after 300 ms: the `bestmove` must come
-/// within 500 ms (`isready` is answered during the search too). Returns the lines of the search.
+/// within two seconds (`isready` is answered during the search too). Returns the lines of the
+/// search. Why two seconds and not "at once": an infinite search that ignored `stop` would never
+/// answer, and one that polled its flag too rarely would take seconds; the rest is scheduling,
+/// and the CI runs test binaries side by side on two cores (a fresh-clone run beside two
+/// node-limited matches took 612 ms, session 38). How fast `stop` acts is measured by
+/// `examples/stop_latency`, a benchmark.
 fn stop_answers_at_once(engine: &mut Engine) -> Vec<String> {
     engine.send("go infinite");
     std::thread::sleep(Duration::from_millis(300));
@@ -272,7 +277,7 @@ fn stop_answers_at_once(engine: &mut Engine) -> Vec<String> {
     engine.send("stop");
     let lines = engine.expect(|l| l.starts_with("bestmove"), Duration::from_secs(5));
     assert!(
-        start.elapsed() < Duration::from_millis(500),
+        start.elapsed() < Duration::from_secs(2),
         "stop took {:?}",
         start.elapsed()
     );
@@ -407,8 +412,9 @@ fn two_threads_play_stop_and_ponder() {
     engine.send("setoption name Hash value 16");
     engine.send("setoption name Threads value 2");
     engine.ready();
+    // A second of slack, as in `games_with_movetime_nodes_and_clocks` (scheduling only).
     play_game(&mut engine, &["e2e3", "e7e6"], 16, &mut |_| {
-        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+        ("movetime 60".to_string(), Duration::from_millis(1000))
     });
     play_game(&mut engine, &["g1f3", "d7d5"], 16, &mut |_| {
         ("nodes 400".to_string(), Duration::from_secs(3))
@@ -430,8 +436,9 @@ fn alphabeta_on_three_threads_plays_stops_and_ponders() {
     engine.send("setoption name Hash value 16");
     engine.send("setoption name Threads value 3");
     engine.ready();
+    // A second of slack, as in `games_with_movetime_nodes_and_clocks` (scheduling only).
     play_game(&mut engine, &["e2e3", "e7e6"], 12, &mut |_| {
-        ("movetime 60".to_string(), Duration::from_millis(60 + 150))
+        ("movetime 60".to_string(), Duration::from_millis(1000))
     });
     engine.send("setoption name MultiPV value 2");
     engine.send("position startpos moves e2e4 e7e6");
