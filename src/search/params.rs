@@ -101,13 +101,6 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
-    /// Alpha-beta: while the kings touch, the static evaluation is this many percent closer
-    /// to a draw (0 off). Why: a king next to the enemy king cannot be checked (taking it
-    /// would blow up the taker's own king), so it cannot be mated and only an explosion next
-    /// to it wins; a defender with no piece beside its king holds by keeping the kings
-    /// together, and the side ahead must first part them. Fifty-move draws a queen or more
-    /// ahead end this way (JOURNAL.md, sessions 37-38).
-    pub ab_kings_touch: i32,
 }
 
 impl SearchParams {
@@ -168,7 +161,6 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
-            ab_kings_touch: 0,
         }
     }
 }
@@ -256,7 +248,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
-    spec!("AbKingsTouch", ab_kings_touch, 0, 100, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

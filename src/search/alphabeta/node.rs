@@ -9,8 +9,7 @@
 //! past it; a null move is searched like any other child, so a blast threat that the pass
 //! would allow is found by that child's "wins at once" test and the pruning fails.
 
-use atomic_chess::attacks::king_attacks;
-use atomic_chess::{Color, MoveList, Position};
+use atomic_chess::{MoveList, Position};
 
 use super::correction::{Correction, Keys};
 use super::table::{Bound, from_table, to_table};
@@ -143,12 +142,8 @@ impl Worker {
         });
         let static_eval = match (raw_eval, corr_keys) {
             (None, _) => -MATE,
-            (Some(raw), Some(k)) => kings_touch_scaled(
-                self.correction.corrected(raw, k, &self.params),
-                pos,
-                &self.params,
-            ),
-            (Some(raw), None) => kings_touch_scaled(raw, pos, &self.params),
+            (Some(raw), Some(k)) => self.correction.corrected(raw, k, &self.params),
+            (Some(raw), None) => raw,
         };
         self.evals[ply] = static_eval;
         let improving = self.params.ab_improving > 0
@@ -416,12 +411,11 @@ impl eval::Leaves<i32> for Corrected<'_> {
     #[inline(always)]
     fn leaf(&mut self, pos: &Position, _ply: u32) -> i32 {
         let raw = self.evaluator.evaluate(pos);
-        let v = if self.params.ab_corr_qsearch > 0 {
+        if self.params.ab_corr_qsearch > 0 {
             self.correction.corrected(raw, Keys::of(pos), self.params)
         } else {
             raw
-        };
-        kings_touch_scaled(v, pos, self.params)
+        }
     }
 
     #[inline(always)]
@@ -432,21 +426,6 @@ impl eval::Leaves<i32> for Corrected<'_> {
     #[inline(always)]
     fn leave(&mut self) {
         self.evaluator.pop();
-    }
-}
-
-/// `v`, an evaluation of `pos`, brought towards a draw while the kings touch when
-/// `AbKingsTouch` is on (see [`SearchParams::ab_kings_touch`]).
-#[inline(always)]
-fn kings_touch_scaled(v: i32, pos: &Position, params: &SearchParams) -> i32 {
-    let r = params.ab_kings_touch;
-    if r <= 0 {
-        return v;
-    }
-    let board = pos.board();
-    match (board.king_of(Color::White), board.king_of(Color::Black)) {
-        (Some(w), Some(b)) if king_attacks(w).contains(b) => v * (100 - r) / 100,
-        _ => v,
     }
 }
 
@@ -462,28 +441,7 @@ fn next_best(keys: &[i32]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{kings_touch_scaled, next_best};
-    use crate::search::SearchParams;
-    use atomic_chess::Position;
-
-    #[test]
-    fn touching_kings_bring_the_evaluation_towards_a_draw_only_when_on() {
-        let on = SearchParams {
-            ab_kings_touch: 50,
-            ..SearchParams::default()
-        };
-        let off = SearchParams::default();
-        // Kings on g1 and h1 (session 38's fifty-move draw a queen, rook and bishop ahead),
-        // the kings touching on a diagonal, and the same material with the kings apart.
-        let touching = Position::from_fen("8/8/8/2b5/8/4r3/6q1/R5Kk b - - 99 183").unwrap();
-        let diagonal = Position::from_fen("8/8/8/2b5/8/4r3/5kq1/R5K1 b - - 0 1").unwrap();
-        assert_eq!(kings_touch_scaled(1100, &touching, &on), 550);
-        assert_eq!(kings_touch_scaled(-1101, &touching, &on), -550);
-        assert_eq!(kings_touch_scaled(1100, &diagonal, &on), 550);
-        assert_eq!(kings_touch_scaled(1100, &touching, &off), 1100);
-        let apart = Position::from_fen("8/8/8/2b5/7k/4r3/6q1/R5K1 b - - 0 1").unwrap();
-        assert_eq!(kings_touch_scaled(1100, &apart, &on), 1100);
-    }
+    use super::next_best;
 
     #[test]
     fn next_best_is_the_first_of_the_largest_keys() {
