@@ -6,7 +6,7 @@
 use crate::search::nnue::format;
 use crate::search::nnue::{Network as EngineNetwork, NetworkError, Quantised};
 
-use super::data::{Dataset, Inputs, bucket};
+use super::data::{Dataset, INPUTS, Inputs, bucket};
 use super::model::Scratch;
 use super::model::{Network, SCALE};
 
@@ -49,6 +49,57 @@ pub fn quantise(net: &Network) -> Quantised {
             })
             .collect(),
     }
+}
+
+/// The float model of a network file's integers, the inverse of [`quantise`]: a start for
+/// training on from an existing network (`atomic-bot train --init`). Quantising the result
+/// gives the file's integers back. Keyed by the king, the file holds each input's summed weight
+/// (its bucket's row plus the factoriser's); the factoriser gets the mean over the buckets and
+/// each bucket row the rest. Fails, naming the field, where the file's quantisation is not the
+/// trainer's.
+pub fn dequantise(q: &Quantised) -> Result<Network, String> {
+    for (field, file, ours) in [
+        ("qa", q.qa, QA as u32),
+        ("qb", q.qb, QB as u32),
+        ("scale", q.scale, SCALE as u32),
+    ] {
+        if file != ours {
+            return Err(format!("{field} is {file}, the trainer's is {ours}"));
+        }
+    }
+    let mut net = Network::random(q.kings, q.hidden, q.buckets, 0);
+    let h = q.hidden;
+    let (fac, bias_at, out_at, out_b_at) = (
+        net.factor_at(),
+        net.ft_bias_at(),
+        net.out_weights_at(),
+        net.out_bias_at(),
+    );
+    let (qa, keyed) = (QA as f32, net.factorised());
+    let p = &mut net.params;
+    for (dst, &w) in p[..fac].iter_mut().zip(&q.ft_weights) {
+        *dst = f32::from(w) / qa;
+    }
+    if keyed {
+        let copies = fac / (INPUTS * h);
+        for i in 0..INPUTS * h {
+            let mean = (0..copies).map(|c| p[c * INPUTS * h + i]).sum::<f32>() / copies as f32;
+            p[fac + i] = mean;
+            for c in 0..copies {
+                p[c * INPUTS * h + i] -= mean;
+            }
+        }
+    }
+    for (dst, &w) in p[bias_at..out_at].iter_mut().zip(&q.ft_bias) {
+        *dst = f32::from(w) / qa;
+    }
+    for (dst, &w) in p[out_at..out_b_at].iter_mut().zip(&q.out_weights) {
+        *dst = f32::from(w) / QB as f32;
+    }
+    for (dst, &b) in p[out_b_at..].iter_mut().zip(&q.out_bias) {
+        *dst = (f64::from(b) / f64::from(QA * QB)) as f32;
+    }
+    Ok(net)
 }
 
 /// The file bytes of a network (the engine's writer).

@@ -79,6 +79,11 @@ pub struct TrainArgs {
     /// Write the network after every epoch into this directory (`epoch-N.nnue`).
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
+    /// Start from this network file's weights instead of random ones (fine-tuning an existing
+    /// network on new data, usually with a smaller --lr); its shape must match --hidden,
+    /// --buckets and --kings.
+    #[arg(long)]
+    pub init: Option<PathBuf>,
 }
 
 /// Why a run failed.
@@ -90,6 +95,8 @@ pub enum TrainError {
     Data(LoadError),
     /// A network file could not be written.
     Write(PathBuf, std::io::Error),
+    /// The `--init` network could not be used.
+    Init(PathBuf, String),
 }
 
 impl fmt::Display for TrainError {
@@ -98,6 +105,7 @@ impl fmt::Display for TrainError {
             TrainError::Usage(why) => write!(f, "train: {why}"),
             TrainError::Data(e) => write!(f, "train: {e}"),
             TrainError::Write(path, e) => write!(f, "train: cannot write {}: {e}", path.display()),
+            TrainError::Init(path, why) => write!(f, "train: --init {}: {why}", path.display()),
         }
     }
 }
@@ -173,10 +181,37 @@ pub fn write_net(net: &model::Network, path: &Path) -> Result<(usize, u64), Trai
     Ok((bytes.len(), hash))
 }
 
+/// The `--init` network as the float model, checked against the options' shape.
+fn initial_network(path: &Path, opts: &Options) -> Result<model::Network, TrainError> {
+    let fail = |why: String| TrainError::Init(path.to_path_buf(), why);
+    let file = crate::search::nnue::Network::load(path).map_err(|e| fail(e.to_string()))?;
+    let net = export::dequantise(&file.to_quantised()).map_err(fail)?;
+    let mismatch = [
+        ("hidden", net.hidden, opts.hidden),
+        ("buckets", net.buckets, opts.buckets),
+    ]
+    .into_iter()
+    .find(|(_, file, ours)| file != ours);
+    if let Some((field, file, ours)) = mismatch {
+        return Err(fail(format!("{field} is {file}, but --{field} is {ours}")));
+    }
+    if net.kings != opts.kings {
+        return Err(fail(format!(
+            "the inputs are keyed {:?}, but --kings asks for {:?}",
+            net.kings, opts.kings
+        )));
+    }
+    Ok(net)
+}
+
 /// Loads the data, trains, prints every epoch and writes the network; returns the one-line
 /// summary for the networks table.
 pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let opts = args.options()?;
+    let init = match &args.init {
+        Some(path) => Some(initial_network(path, &opts)?),
+        None => None,
+    };
     let start = Instant::now();
     let cap = args.max_samples.unwrap_or(usize::MAX);
     let (data, files) = Dataset::load(&args.data, cap, args.mirror).map_err(TrainError::Data)?;
@@ -223,7 +258,20 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let mut last_val = f64::NAN;
     let mut best = (f64::INFINITY, 0);
     let mut checkpoint_error = None;
-    let net = trainer::train(&data, &opts, |epoch, net| {
+    let first = match init {
+        Some(net) => {
+            println!(
+                "train: starting from {}, validation loss {:.6} before training",
+                args.init
+                    .as_deref()
+                    .map_or(String::new(), |p| p.display().to_string()),
+                trainer::mean_loss(&net, &data, &val_set, &opts)
+            );
+            net
+        }
+        None => model::Network::random(opts.kings, opts.hidden, opts.buckets, opts.seed),
+    };
+    let net = trainer::train_from(first, &data, &opts, |epoch, net| {
         last_val = epoch.val_loss;
         if epoch.val_loss < best.0 {
             best = (epoch.val_loss, epoch.number);
@@ -271,11 +319,18 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
         eprintln!("train: warning: a checkpoint could not be written ({e})");
     }
     Ok(format!(
-        "| {} | {hash:016x} | {} ({} files) | {} positions | {} epochs | kings {:?} | hidden {} | buckets {} | λ {} | val loss {last_val:.6} | trainer {} |",
+        "| {} | {hash:016x} | {}{} ({} files) | {} positions | {} epochs | kings {:?} | hidden {} | buckets {} | λ {} | val loss {last_val:.6} | trainer {} |",
         args.out.file_name().map_or_else(
             || args.out.display().to_string(),
             |n| n.to_string_lossy().into_owned()
         ),
+        args.init.as_deref().map_or(String::new(), |p| format!(
+            "from {}: ",
+            p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned()
+            )
+        )),
         data::describe(&files),
         files.len(),
         data.len(),

@@ -427,6 +427,7 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
         max_samples: Some(250),
         mirror: false,
         checkpoint: Some(dir.path().join("ckpt")),
+        init: None,
     };
     let summary = run(&args).expect("trains");
     assert!(
@@ -557,4 +558,144 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
             values.len()
         );
     }
+}
+
+#[test]
+fn a_network_file_dequantises_to_a_model_that_quantises_back_to_it() {
+    for kings in [KingLayout::Plain, KingLayout::Mirrored8] {
+        let data = dataset(200, 6);
+        let opts = Options {
+            kings,
+            hidden: 32,
+            buckets: 3,
+            epochs: 3,
+            ..small_options()
+        };
+        let trained = train(&data, &opts, |_, _| {});
+        let q = export::quantise(&trained);
+        let back = export::dequantise(&q).expect("the trainer's quantisation");
+        assert_eq!(
+            (back.kings, back.hidden, back.buckets),
+            (kings, 32, 3),
+            "{kings:?}"
+        );
+        assert_eq!(export::quantise(&back), q, "{kings:?}");
+        // The float model of the file is the file's evaluation, to the integer pass's rounding
+        // (its divisions truncate: about half a centipawn on average).
+        let all: Vec<u32> = (0..data.len() as u32).collect();
+        let (mean, worst) = export::quantisation_error(&back, &data, &all);
+        assert!(
+            worst <= 2.0 && mean <= 1.0,
+            "{kings:?}: {mean} / {worst} cp"
+        );
+        let other = crate::search::nnue::Quantised { qa: 127, ..q };
+        let why = export::dequantise(&other).expect_err("another quantisation");
+        assert!(why.contains("qa is 127"), "{why}");
+    }
+}
+
+#[test]
+fn training_from_an_init_file_starts_from_its_weights_and_checks_its_shape() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data_file = dir.path().join("a.bin");
+    std::fs::write(&data_file, records(200, 8)).expect("write");
+    let first = dir.path().join("first.nnue");
+    let args = TrainArgs {
+        data: vec![data_file],
+        out: first.clone(),
+        hidden: 16,
+        buckets: 2,
+        kings: "plain".into(),
+        epochs: 3,
+        batch: 64,
+        lr: 0.01,
+        wdl: 0.5,
+        power: 2.0,
+        threads: Some(1),
+        seed: 3,
+        max_samples: None,
+        mirror: false,
+        checkpoint: None,
+        init: None,
+    };
+    run(&args).expect("trains");
+    let first_net = QuantNet::parse(&std::fs::read(&first).expect("written")).expect("parses");
+    // At a negligible learning rate, a run from the file writes the file's network back
+    // (from random weights it would not: the seed's start is not the file's).
+    let again = dir.path().join("again.nnue");
+    let tuned = TrainArgs {
+        out: again.clone(),
+        init: Some(first.clone()),
+        lr: 1e-9,
+        epochs: 1,
+        seed: 4,
+        ..args.clone()
+    };
+    let summary = run(&tuned).expect("fine-tunes");
+    assert!(
+        summary.contains("| from first.nnue: a.bin (1 files) |"),
+        "{summary}"
+    );
+    let again_net = QuantNet::parse(&std::fs::read(&again).expect("written")).expect("parses");
+    assert_eq!(again_net, first_net);
+    let fresh = dir.path().join("fresh.nnue");
+    run(&TrainArgs {
+        out: fresh.clone(),
+        init: None,
+        ..tuned.clone()
+    })
+    .expect("trains");
+    let fresh_net = QuantNet::parse(&std::fs::read(&fresh).expect("written")).expect("parses");
+    assert_ne!(fresh_net.ft_weights, first_net.ft_weights);
+    // A real fine-tune moves the weights.
+    let moved = dir.path().join("moved.nnue");
+    run(&TrainArgs {
+        out: moved.clone(),
+        lr: 0.01,
+        ..tuned.clone()
+    })
+    .expect("fine-tunes");
+    let moved_net = QuantNet::parse(&std::fs::read(&moved).expect("written")).expect("parses");
+    assert_ne!(moved_net.ft_weights, first_net.ft_weights);
+    // Shape mismatches and bad files are errors naming the file and the field.
+    let wide = run(&TrainArgs {
+        hidden: 32,
+        ..tuned.clone()
+    })
+    .expect_err("hidden 32 against a 16-neuron file")
+    .to_string();
+    assert!(
+        wide.contains("--init")
+            && wide.contains("first.nnue")
+            && wide.contains("hidden is 16, but --hidden is 32"),
+        "{wide}"
+    );
+    let keyed = run(&TrainArgs {
+        kings: "mirrored8".into(),
+        ..tuned.clone()
+    })
+    .expect_err("keyed against a plain file")
+    .to_string();
+    assert!(keyed.contains("keyed Plain"), "{keyed}");
+    let broken = dir.path().join("broken.nnue");
+    let mut bytes = std::fs::read(&first).expect("read");
+    bytes.truncate(bytes.len() / 2);
+    std::fs::write(&broken, bytes).expect("write");
+    let cut = run(&TrainArgs {
+        init: Some(broken),
+        ..tuned.clone()
+    })
+    .expect_err("a truncated file")
+    .to_string();
+    assert!(
+        cut.contains("--init") && cut.contains("broken.nnue"),
+        "{cut}"
+    );
+    let missing = run(&TrainArgs {
+        init: Some(dir.path().join("none.nnue")),
+        ..tuned
+    })
+    .expect_err("no file")
+    .to_string();
+    assert!(missing.contains("none.nnue"), "{missing}");
 }

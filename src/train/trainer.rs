@@ -174,12 +174,19 @@ fn accumulate(
 
 /// Trains a network from a seeded start; `on_epoch` sees each epoch's figures and the network
 /// as it stands (to print and write checkpoints).
-pub fn train(
+pub fn train(data: &Dataset, opts: &Options, on_epoch: impl FnMut(&Epoch, &Network)) -> Network {
+    let start = Network::random(opts.kings, opts.hidden, opts.buckets, opts.seed);
+    train_from(start, data, opts, on_epoch)
+}
+
+/// Trains `net` on (its shape must be the options'): a fine-tuning run from an existing
+/// network. The optimiser starts afresh; the seed still orders the shuffles.
+pub fn train_from(
+    mut net: Network,
     data: &Dataset,
     opts: &Options,
     mut on_epoch: impl FnMut(&Epoch, &Network),
 ) -> Network {
-    let mut net = Network::random(opts.kings, opts.hidden, opts.buckets, opts.seed);
     let (mut train, val) = split(data.len(), opts.val_every, opts.val_block);
     let threads = opts.threads.max(1);
     let batch = opts.batch.max(1);
