@@ -62,6 +62,24 @@ fn dataset(n: usize, seed: u64) -> Dataset {
     data
 }
 
+/// A network of this shape trained on `data` with [`small_options`].
+fn trained(
+    data: &Dataset,
+    kings: KingLayout,
+    hidden: usize,
+    buckets: usize,
+    epochs: usize,
+) -> Network {
+    let opts = Options {
+        kings,
+        hidden,
+        buckets,
+        epochs,
+        ..small_options()
+    };
+    train(data, &opts, |_, _| {})
+}
+
 fn small_options() -> Options {
     Options {
         kings: KingLayout::Plain,
@@ -267,14 +285,7 @@ fn quantised_and_float_evaluations_agree_for_random_and_trained_networks() {
 fn quantised_and_float_agree(kings: KingLayout) {
     let data = dataset(300, 4);
     let random = Network::random(kings, 64, 4, 9);
-    let opts = Options {
-        kings,
-        hidden: 64,
-        buckets: 4,
-        epochs: 10,
-        ..small_options()
-    };
-    let trained = train(&data, &opts, |_, _| {});
+    let trained = trained(&data, kings, 64, 4, 10);
     for (name, net) in [("random", &random), ("trained", &trained)] {
         let all: Vec<u32> = (0..data.len() as u32).collect();
         let (mean, worst) = export::quantisation_error(net, &data, &all);
@@ -401,6 +412,28 @@ fn dataset_error(bytes: &[u8]) -> (Option<usize>, DataError) {
         .expect_err("bad record")
 }
 
+/// `atomic-bot train`'s arguments for a tiny network: 3 epochs on one thread.
+fn small_args(data: PathBuf, out: PathBuf) -> TrainArgs {
+    TrainArgs {
+        data: vec![data],
+        out,
+        hidden: 16,
+        buckets: 2,
+        kings: "plain".into(),
+        epochs: 3,
+        batch: 64,
+        lr: 0.01,
+        wdl: 0.5,
+        power: 2.0,
+        threads: Some(1),
+        seed: 3,
+        max_samples: None,
+        mirror: false,
+        checkpoint: None,
+        init: None,
+    }
+}
+
 #[test]
 fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -412,22 +445,10 @@ fn the_command_reads_a_directory_writes_the_net_and_checkpoints() {
     std::fs::write(data_dir.join("c.part"), b"half a file").expect("write");
     let out = dir.path().join("net.nnue");
     let args = TrainArgs {
-        data: vec![data_dir],
-        out: out.clone(),
-        hidden: 16,
-        buckets: 2,
-        kings: "plain".into(),
         epochs: 2,
-        batch: 64,
-        lr: 0.01,
-        wdl: 0.5,
-        power: 2.0,
-        threads: Some(1),
-        seed: 3,
         max_samples: Some(250),
-        mirror: false,
         checkpoint: Some(dir.path().join("ckpt")),
-        init: None,
+        ..small_args(data_dir, out.clone())
     };
     let summary = run(&args).expect("trains");
     assert!(
@@ -533,14 +554,7 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
         let mut data = Dataset::new();
         data.add_file(&bytes, usize::MAX, false)
             .expect("valid records");
-        let opts = Options {
-            kings,
-            hidden: 32,
-            buckets: 4,
-            epochs: 2,
-            ..small_options()
-        };
-        let net = train(&data, &opts, |_, _| {});
+        let net = trained(&data, kings, 32, 4, 2);
         let file = export::to_bytes(&net);
         let oracle = QuantNet::parse(&file).expect("parses");
         let engine = std::sync::Arc::new(EngineNetwork::from_bytes(&file, "t").expect("loads"));
@@ -564,15 +578,7 @@ fn the_engine_evaluates_trained_networks_as_the_trainer_does() {
 fn a_network_file_dequantises_to_a_model_that_quantises_back_to_it() {
     for kings in [KingLayout::Plain, KingLayout::Mirrored8] {
         let data = dataset(200, 6);
-        let opts = Options {
-            kings,
-            hidden: 32,
-            buckets: 3,
-            epochs: 3,
-            ..small_options()
-        };
-        let trained = train(&data, &opts, |_, _| {});
-        let q = export::quantise(&trained);
+        let q = export::quantise(&trained(&data, kings, 32, 3, 3));
         let back = export::dequantise(&q).expect("the trainer's quantisation");
         assert_eq!(
             (back.kings, back.hidden, back.buckets),
@@ -600,24 +606,7 @@ fn training_from_an_init_file_starts_from_its_weights_and_checks_its_shape() {
     let data_file = dir.path().join("a.bin");
     std::fs::write(&data_file, records(200, 8)).expect("write");
     let first = dir.path().join("first.nnue");
-    let args = TrainArgs {
-        data: vec![data_file],
-        out: first.clone(),
-        hidden: 16,
-        buckets: 2,
-        kings: "plain".into(),
-        epochs: 3,
-        batch: 64,
-        lr: 0.01,
-        wdl: 0.5,
-        power: 2.0,
-        threads: Some(1),
-        seed: 3,
-        max_samples: None,
-        mirror: false,
-        checkpoint: None,
-        init: None,
-    };
+    let args = small_args(data_file, first.clone());
     run(&args).expect("trains");
     let first_net = QuantNet::parse(&std::fs::read(&first).expect("written")).expect("parses");
     // At a negligible learning rate, a run from the file writes the file's network back
