@@ -252,14 +252,17 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     Ok(files)
 }
 
+/// A path's last component for the summary (the whole path where it has none).
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// The file names for the summary: all of them when few, else the first and the last.
 pub fn describe(files: &[PathBuf]) -> String {
-    let name = |p: &PathBuf| {
-        Path::new(p).file_name().map_or_else(
-            || p.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        )
-    };
+    let name = |p: &PathBuf| file_name(p);
     match files {
         [first, _, _, _, .., last] => format!("{} … {}", name(first), name(last)),
         _ => files.iter().map(name).collect::<Vec<_>>().join(" "),

@@ -55,8 +55,10 @@ pub fn quantise(net: &Network) -> Quantised {
 /// training on from an existing network (`atomic-bot train --init`). Quantising the result
 /// gives the file's integers back. Keyed by the king, the file holds each input's summed weight
 /// (its bucket's row plus the factoriser's); the factoriser gets the mean over the buckets and
-/// each bucket row the rest. Fails, naming the field, where the file's quantisation is not the
-/// trainer's.
+/// each bucket row the rest. Training clips weights after every step (±[`super::model::CLIP`],
+/// keyed rows and factoriser half of it each), so a file whose weights lie beyond what the
+/// trainer writes changes at the first step. Fails, naming the field, where the file's
+/// quantisation is not the trainer's.
 pub fn dequantise(q: &Quantised) -> Result<Network, String> {
     for (field, file, ours) in [
         ("qa", q.qa, QA as u32),
@@ -67,7 +69,7 @@ pub fn dequantise(q: &Quantised) -> Result<Network, String> {
             return Err(format!("{field} is {file}, the trainer's is {ours}"));
         }
     }
-    let mut net = Network::random(q.kings, q.hidden, q.buckets, 0);
+    let mut net = Network::zeros(q.kings, q.hidden, q.buckets);
     let h = q.hidden;
     let (fac, bias_at, out_at, out_b_at) = (
         net.factor_at(),

@@ -20,7 +20,7 @@ use clap::Args;
 
 use crate::search::nnue::features::KingLayout;
 
-use data::{Dataset, LoadError};
+use data::{Dataset, LoadError, file_name};
 use trainer::Options;
 
 /// The trainer's own version, written into the networks table beside the crate version: bump it
@@ -209,7 +209,7 @@ fn initial_network(path: &Path, opts: &Options) -> Result<model::Network, TrainE
 pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let opts = args.options()?;
     let init = match &args.init {
-        Some(path) => Some(initial_network(path, &opts)?),
+        Some(path) => Some((path, initial_network(path, &opts)?)),
         None => None,
     };
     let start = Instant::now();
@@ -259,12 +259,10 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     let mut best = (f64::INFINITY, 0);
     let mut checkpoint_error = None;
     let first = match init {
-        Some(net) => {
+        Some((path, net)) => {
             println!(
                 "train: starting from {}, validation loss {:.6} before training",
-                args.init
-                    .as_deref()
-                    .map_or(String::new(), |p| p.display().to_string()),
+                path.display(),
                 trainer::mean_loss(&net, &data, &val_set, &opts)
             );
             net
@@ -320,17 +318,10 @@ pub fn run(args: &TrainArgs) -> Result<String, TrainError> {
     }
     Ok(format!(
         "| {} | {hash:016x} | {}{} ({} files) | {} positions | {} epochs | kings {:?} | hidden {} | buckets {} | λ {} | val loss {last_val:.6} | trainer {} |",
-        args.out.file_name().map_or_else(
-            || args.out.display().to_string(),
-            |n| n.to_string_lossy().into_owned()
-        ),
-        args.init.as_deref().map_or(String::new(), |p| format!(
-            "from {}: ",
-            p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned()
-            )
-        )),
+        file_name(&args.out),
+        args.init
+            .as_deref()
+            .map_or(String::new(), |p| format!("from {}: ", file_name(p))),
         data::describe(&files),
         files.len(),
         data.len(),

@@ -139,6 +139,16 @@ impl Network {
         }
     }
 
+    /// A network of this shape with every parameter zero (to be filled, as from a file).
+    pub fn zeros(kings: KingLayout, hidden: usize, buckets: usize) -> Self {
+        Network {
+            kings,
+            hidden,
+            buckets,
+            params: vec![0.0; Self::param_count(kings, hidden, buckets)],
+        }
+    }
+
     /// Start of the factoriser's rows in `params` (equal to [`Network::ft_bias_at`] when there
     /// are none).
     pub fn factor_at(&self) -> usize {
