@@ -101,6 +101,13 @@ pub struct SearchParams {
     pub ab_singular_margin: i32,
     /// See `ab_singular_depth`: plies of the negative extension.
     pub ab_singular_neg: i32,
+    /// Alpha-beta with several threads: when any thread finishes an iteration, the threads
+    /// still searching that depth or a shallower one abandon it and go on from the next, and
+    /// the main thread reports the finished iteration as its own (1) or every thread finishes
+    /// its own iterations (0). Why 1: on two threads the time to depth 20 went from 1.33× to
+    /// 1.47× of one thread's (28 positions, 8 repeats) and 100 games at 10+0.1, both sides
+    /// on two threads, gave +10 [−43, +64] (docs/JOURNAL.md, session 40).
+    pub ab_smp_share: i32,
 }
 
 impl SearchParams {
@@ -161,6 +168,7 @@ impl Default for SearchParams {
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
+            ab_smp_share: 1,
         }
     }
 }
@@ -248,6 +256,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),
+    spec!("AbSmpShare", ab_smp_share, 0, 1, 1.0, i32),
 ];
 
 /// Finds a parameter by its UCI name (case-insensitive, as UCI option names are).

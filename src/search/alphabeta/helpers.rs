@@ -10,12 +10,73 @@
 //! drift apart within a few iterations. Helpers never stop the search: the main thread sets
 //! their stop flag when it is done (for whatever reason: time, nodes, `stop`, depth), and
 //! they are joined before the search returns.
+//!
+//! Finished iterations are shared ([`Deepest`], `AbSmpShare`, on by default): whichever
+//! thread finishes a depth first records it, and every thread still inside that depth (or a
+//! shallower one) leaves it at its next look at the clock (within 1 024 nodes) and goes on
+//! from the next; the main thread reports the recorded iteration as its own (its best move,
+//! score and line), times the search by it and plays it if the search ends there. So the
+//! search reaches a depth when its fastest thread does, not when the main thread does.
 
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering as AtomicOrdering};
 
 use atomic_chess::{Move, Position};
 
-use super::{Ctx, MATE, MATE_BOUND, Worker};
+use super::{Ctx, MATE, MATE_BOUND, RootMove, Worker};
+
+/// The deepest iteration any thread of a search has finished (`AbSmpShare`): its depth, to be
+/// polled from the recursion without a lock, and its root moves, best first, taken under the
+/// lock only when an iteration ends (a few dozen times a search).
+///
+/// Why: with one shared table every thread searches nearly the same tree, and whichever
+/// finishes a depth first has done that depth for all; the others' partial trees are in the
+/// table, so moving them on to the next depth loses little and the search reaches each depth
+/// when its fastest thread does.
+pub(super) struct Deepest {
+    depth: AtomicI32,
+    moves: Mutex<(i32, Vec<RootMove>)>,
+}
+
+impl Deepest {
+    pub(super) fn new() -> Deepest {
+        Deepest {
+            depth: AtomicI32::new(0),
+            moves: Mutex::new((0, Vec::new())),
+        }
+    }
+
+    /// The deepest finished depth (0: none yet).
+    pub(super) fn depth(&self) -> i32 {
+        self.depth.load(AtomicOrdering::Acquire)
+    }
+
+    /// Records an iteration of `depth` that a thread finished with these root moves (best
+    /// first), unless a deeper one is already recorded.
+    pub(super) fn offer(&self, depth: i32, moves: &[RootMove]) {
+        if depth <= self.depth() {
+            return;
+        }
+        let mut best = self
+            .moves
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if depth > best.0 {
+            best.0 = depth;
+            best.1.clear();
+            best.1.extend_from_slice(moves);
+            self.depth.store(depth, AtomicOrdering::Release);
+        }
+    }
+
+    /// The deepest finished iteration: its depth and root moves, best first.
+    pub(super) fn get(&self) -> (i32, Vec<RootMove>) {
+        self.moves
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
 
 /// Runs `main` (the main thread's search) on the calling thread with `helpers` searching
 /// `root` alongside on threads of their own (each `prepare`d for this search), stops them when
@@ -38,6 +99,7 @@ pub(super) fn alongside<T>(
         nodes: ctx.nodes,
         table: ctx.table,
         total: ctx.total,
+        deepest: ctx.deepest,
     };
     std::thread::scope(|scope| {
         for (i, helper) in helpers.iter_mut().enumerate() {
@@ -72,9 +134,9 @@ impl Worker {
         // A helper may stop anywhere: only the main thread must finish an iteration.
         self.first_iteration = false;
         self.set_root_moves(ctx, root, moves, |_| 0);
-        let first = (1 + (index % 2) as i32).min(max_depth);
+        let mut depth = (1 + (index % 2) as i32).min(max_depth);
         let mut previous: Option<i32> = None;
-        for depth in first..=max_depth {
+        while depth <= max_depth {
             self.root_depth = depth;
             let score = match previous {
                 Some(prev) if depth >= 5 && prev.abs() < MATE_BOUND => {
@@ -82,10 +144,27 @@ impl Worker {
                 }
                 _ => self.root(ctx, root, depth, -MATE, MATE, 1),
             };
-            if self.aborted {
+            if self.aborted && !self.overtaken {
                 break;
             }
-            previous = Some(score);
+            if let Some(deepest) = ctx.deepest {
+                if self.overtaken {
+                    // Another thread finished this depth: go on from the next, from its
+                    // score.
+                    self.aborted = false;
+                    self.overtaken = false;
+                    let (done, moves) = deepest.get();
+                    previous = moves.first().map(|r| r.score);
+                    depth = done.max(depth) + 1;
+                    continue;
+                }
+                deepest.offer(depth, &self.root_moves);
+                previous = Some(score);
+                depth = depth.max(deepest.depth()) + 1;
+            } else {
+                previous = Some(score);
+                depth += 1;
+            }
         }
         self.publish(ctx);
     }

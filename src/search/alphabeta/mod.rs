@@ -13,13 +13,17 @@
 //! Threads (lazy SMP): with `SearchConfig::threads` = N, the calling thread (the main thread)
 //! runs the one-thread search while N − 1 helpers search the same root over the same
 //! transposition table, each with its own [`Worker`] (histories, killers, corrections,
-//! stacks). They share results only through the table. (Simplified ABDADA, where a thread
-//! leaves for last the late moves whose child another thread is inside, raised the time to
-//! depth from 1.16× to 1.26–1.36× but measured −17 [−69, +33] over 100 games at equal time:
-//! removed, code in c0c674f.) The main thread alone reports, keeps the time and decides: the
-//! move played is its best move (taking instead the best move of the deepest iteration any
-//! thread finished measured +2 Elo [−43, +48] over 160 games: removed, code in 88a2080). One
-//! thread is bit-for-bit the search without helpers.
+//! stacks). They share results through the table and, with `AbSmpShare` (the default), their
+//! finished iterations (`helpers::Deepest`): a thread still inside a depth that another has
+//! finished leaves it for the next, and the main thread takes the finished iteration over as
+//! its own. The main thread alone reports, keeps the time and decides: the move played is the
+//! best move of the last iteration it finished or took over. (Simplified ABDADA, where a
+//! thread leaves for last the late moves whose child another thread is inside, raised the
+//! time to depth from 1.16× to 1.26–1.36× but measured −17 [−69, +33] over 100 games at equal
+//! time: removed, code in c0c674f. Playing, at the end, the best move of the deepest
+//! iteration any thread finished, without sharing iterations during the search, measured +2
+//! Elo [−43, +48] over 160 games: removed, code in 88a2080.) One thread is bit-for-bit the
+//! search without helpers.
 //!
 //! What the search does per node: terminal checks as the MCTS solver makes them (king gone,
 //! twofold repetition, mate/stalemate, a king-exploding capture wins at once, fifty moves,
@@ -74,6 +78,8 @@ struct Ctx<'a> {
     /// Nodes of every thread, as each last published its own (every `CHECK_INTERVAL` nodes,
     /// and when it ends): with one thread, always that thread's published count.
     total: &'a AtomicU64,
+    /// With several threads and `AbSmpShare`, the deepest iteration any of them finished.
+    deepest: Option<&'a helpers::Deepest>,
 }
 
 /// A root move with the score of its last search (`-MATE` when it failed low).
@@ -122,6 +128,9 @@ struct Worker {
     nodes: u64,
     qstats: QStats,
     aborted: bool,
+    /// Set with `aborted` when another thread finished the iteration this one was in
+    /// (`AbSmpShare`): the iteration is abandoned, not the search.
+    overtaken: bool,
     /// The first iteration runs to its end whatever the limits (it takes well under a
     /// millisecond), so every search has a searched move.
     first_iteration: bool,
@@ -176,6 +185,9 @@ impl Engine for AlphaBeta {
         main.prepare(game, &self.params, self.network.as_ref());
         let root = *game.position();
         let total = AtomicU64::new(0);
+        let deepest = helpers::Deepest::new();
+        // Iterations are shared for one line only: the helpers search one.
+        let share = threads > 1 && self.params.ab_smp_share > 0 && lines == 1 && random.is_none();
         let ctx = Ctx {
             stop,
             hard: if limits.infinite {
@@ -186,6 +198,7 @@ impl Engine for AlphaBeta {
             nodes: limits.nodes,
             table: &self.table,
             total: &total,
+            deepest: share.then_some(&deepest),
         };
 
         let moves = root.legal_moves();
@@ -339,6 +352,7 @@ impl Worker {
             nodes: 0,
             qstats: QStats::default(),
             aborted: false,
+            overtaken: false,
             first_iteration: true,
             seldepth: 0,
             pv: vec![[None; MAX_PLY]; MAX_PLY],
@@ -370,6 +384,7 @@ impl Worker {
         self.nodes = 0;
         self.qstats = QStats::default();
         self.aborted = false;
+        self.overtaken = false;
         self.first_iteration = true;
         self.seldepth = 0;
         self.published = 0;
@@ -446,16 +461,34 @@ impl Worker {
         // Time stability: how often the best move changed lately, and since when it holds.
         let mut changes = 0.0f32;
         let mut stable_iterations = 0u32;
-        for depth in 1..=max_depth {
+        let mut depth = 0;
+        while depth < max_depth {
+            depth += 1;
             self.first_iteration = depth == 1;
             self.root_depth = depth;
             let previous = completed.as_ref().map(|(_, r)| r[0].score);
-            let score = match previous {
+            let mut score = match previous {
                 Some(prev) if lines == 1 && depth >= 5 && prev.abs() < MATE_BOUND => {
                     self.aspiration(ctx, root, depth, prev)
                 }
                 _ => self.root(ctx, root, depth, -MATE, MATE, lines),
             };
+            if self.overtaken
+                && let Some(deepest) = ctx.deepest
+            {
+                // A helper finished this depth (or a deeper one) first: its iteration is
+                // this one's, reported and timed as if the main thread had finished it.
+                self.aborted = false;
+                self.overtaken = false;
+                let (done, moves) = deepest.get();
+                depth = done.max(depth);
+                self.root_moves = moves;
+                score = self.root_moves[0].score;
+            } else if let Some(deepest) = ctx.deepest
+                && !self.aborted
+            {
+                deepest.offer(depth, &self.root_moves);
+            }
             if self.aborted {
                 // A move that beat the previous best in the unfinished iteration is better
                 // informed than the previous iteration's choice.
@@ -677,6 +710,14 @@ impl Worker {
         {
             self.aborted = true;
         }
+        if !self.aborted
+            && !self.first_iteration
+            && self.nodes.is_multiple_of(CHECK_INTERVAL)
+            && ctx.deepest.is_some_and(|d| d.depth() >= self.root_depth)
+        {
+            self.aborted = true;
+            self.overtaken = true;
+        }
         self.aborted
     }
 }
@@ -807,6 +848,93 @@ mod tests {
             "{total} nodes for a limit of {n}"
         );
         assert!(result.best_move.is_some());
+    }
+
+    /// Root moves of `pos` with `first` first, every score `score`.
+    fn root_moves_with_first(pos: &Position, first: Move, score: i32) -> Vec<RootMove> {
+        let mut moves: Vec<RootMove> = pos
+            .legal_moves()
+            .iter()
+            .map(|&mv| RootMove {
+                mv,
+                score,
+                bonus: 0,
+                pv: vec![mv],
+            })
+            .collect();
+        let i = moves
+            .iter()
+            .position(|r| r.mv == first)
+            .expect("a legal move");
+        moves[..=i].rotate_right(1);
+        moves
+    }
+
+    #[test]
+    fn the_deepest_iteration_keeps_the_deepest_offer() {
+        let pos = Position::startpos();
+        let moves = pos.legal_moves();
+        let deepest = helpers::Deepest::new();
+        assert_eq!(deepest.depth(), 0);
+        deepest.offer(5, &root_moves_with_first(&pos, moves[3], 7));
+        deepest.offer(4, &root_moves_with_first(&pos, moves[1], 9));
+        deepest.offer(5, &root_moves_with_first(&pos, moves[2], 11));
+        let (depth, best) = deepest.get();
+        assert_eq!((depth, deepest.depth()), (5, 5));
+        assert_eq!((best[0].mv, best[0].score), (moves[3], 7));
+        deepest.offer(6, &root_moves_with_first(&pos, moves[2], 11));
+        assert_eq!(deepest.get().0, 6);
+        assert_eq!(deepest.get().1[0].mv, moves[2]);
+    }
+
+    /// The main thread, finding that another thread finished a deeper iteration than the one
+    /// it is in, reports that iteration as its own and ends there when it is the last depth.
+    #[test]
+    fn the_main_thread_takes_over_an_iteration_another_thread_finished() {
+        let game = Game::new(Position::startpos());
+        let root = *game.position();
+        let params = SearchParams::default();
+        let mut main = Worker::new(&params);
+        main.prepare(&game, &params, None);
+        let table = Table::new(8);
+        let (stop, total) = (AtomicBool::new(false), AtomicU64::new(0));
+        // A move the search would not choose, from a "helper" that finished depth 9.
+        let odd = root.parse_uci("a2a3").unwrap();
+        let deepest = helpers::Deepest::new();
+        deepest.offer(9, &root_moves_with_first(&root, odd, 123));
+        let ctx = Ctx {
+            stop: &stop,
+            hard: None,
+            nodes: None,
+            table: &table,
+            total: &total,
+            deepest: Some(&deepest),
+        };
+        main.set_root_moves(&ctx, &root, &root.legal_moves(), |_| 0);
+        let mut reported = Vec::new();
+        let limits = Limits::default();
+        let done = main.deepen(&ctx, &root, &limits, 1, 9, Instant::now(), &mut |i| {
+            reported.push(i.depth);
+        });
+        let (depth, moves) = done.expect("an iteration finished");
+        assert_eq!((depth, moves[0].mv, moves[0].score), (9, odd, 123));
+        assert_eq!(reported.last(), Some(&9));
+        // Depth 1 is always the main thread's own; the take-over comes within a check
+        // interval of nodes, long before a search of depth 9 would end.
+        assert!(reported.len() < 9, "{reported:?}");
+        assert!(main.nodes() < 20 * CHECK_INTERVAL, "{} nodes", main.nodes());
+        // Without the shared iteration the same search finds another move at depth 9.
+        main.prepare(&game, &params, None);
+        let alone = Ctx {
+            deepest: None,
+            ..ctx
+        };
+        main.set_root_moves(&alone, &root, &root.legal_moves(), |_| 0);
+        let (depth, moves) = main
+            .deepen(&alone, &root, &limits, 1, 9, Instant::now(), &mut |_| {})
+            .unwrap();
+        assert_eq!(depth, 9);
+        assert_ne!(moves[0].mv, odd);
     }
 
     #[test]
