@@ -127,6 +127,17 @@ impl Drop for SetOnDrop<'_> {
 }
 
 impl Worker {
+    /// When another thread finished the iteration this one abandoned (`overtaken`), clears
+    /// the abandonment and returns that thread's iteration (depth, root moves best first).
+    pub(super) fn take_over(&mut self, deepest: &Deepest) -> Option<(i32, Vec<RootMove>)> {
+        if !self.overtaken {
+            return None;
+        }
+        self.aborted = false;
+        self.overtaken = false;
+        Some(deepest.get())
+    }
+
     /// Helper number `index` (from 1): iterative deepening of `root` with one line, no
     /// reports and no time, from depth 1 (even `index`) or 2 (odd) up to `max_depth`, until
     /// its stop flag is set. Publishes all its nodes before returning.
@@ -144,27 +155,21 @@ impl Worker {
                 }
                 _ => self.root(ctx, root, depth, -MATE, MATE, 1),
             };
-            if self.aborted && !self.overtaken {
+            if let Some((done, moves)) = ctx.deepest.and_then(|d| self.take_over(d)) {
+                // Another thread finished this depth: go on from the next, from its score.
+                previous = moves.first().map(|r| r.score);
+                depth = done.max(depth) + 1;
+                continue;
+            }
+            if self.aborted {
                 break;
             }
-            if let Some(deepest) = ctx.deepest {
-                if self.overtaken {
-                    // Another thread finished this depth: go on from the next, from its
-                    // score.
-                    self.aborted = false;
-                    self.overtaken = false;
-                    let (done, moves) = deepest.get();
-                    previous = moves.first().map(|r| r.score);
-                    depth = done.max(depth) + 1;
-                    continue;
-                }
-                deepest.offer(depth, &self.root_moves);
-                previous = Some(score);
-                depth = depth.max(deepest.depth()) + 1;
-            } else {
-                previous = Some(score);
-                depth += 1;
-            }
+            previous = Some(score);
+            let shared = ctx.deepest.map_or(0, |d| {
+                d.offer(depth, &self.root_moves);
+                d.depth()
+            });
+            depth = depth.max(shared) + 1;
         }
         self.publish(ctx);
     }

@@ -473,14 +473,9 @@ impl Worker {
                 }
                 _ => self.root(ctx, root, depth, -MATE, MATE, lines),
             };
-            if self.overtaken
-                && let Some(deepest) = ctx.deepest
-            {
+            if let Some((done, moves)) = ctx.deepest.and_then(|d| self.take_over(d)) {
                 // A helper finished this depth (or a deeper one) first: its iteration is
                 // this one's, reported and timed as if the main thread had finished it.
-                self.aborted = false;
-                self.overtaken = false;
-                let (done, moves) = deepest.get();
                 depth = done.max(depth);
                 self.root_moves = moves;
                 score = self.root_moves[0].score;
