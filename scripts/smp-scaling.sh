@@ -146,6 +146,8 @@ echo
 echo "Time to depth $depth (mean per position over $repeats repeat(s)) and speed, by thread count:"
 awk -F, '
 NR > 1 {
+    rows++; rset[rows] = $1; rpos[rows] = $2; rn[rows] = $3; rbest[rows] = $8
+    if ($3 == 1) { votes[$2, $8]++; if (votes[$2, $8] > top[$2]) { top[$2] = votes[$2, $8]; mode[$2] = $8 } }
     for (s = 0; s < 2; s++) {
         set = s ? "all" : $1
         key = set SUBSEP $3
@@ -155,6 +157,14 @@ NR > 1 {
     }
 }
 END {
+    # How often a search ended on the move one thread plays most often there: where threads
+    # change the move, the time to depth compares two different searches.
+    for (i = 1; i <= rows; i++) {
+        for (s = 0; s < 2; s++) {
+            key = (s ? "all" : rset[i]) SUBSEP rn[i]
+            same[key] += (rbest[i] == mode[rpos[i]])
+        }
+    }
     for (k = 1; k <= nsets; k++) {
         set = order[k]
         if (set == "all") continue
@@ -168,19 +178,20 @@ function show(set,   i, n, key, mean, nps, t1, nps1, ref) {
     ref = set SUBSEP 1
     t1 = t[ref] / runs[ref]
     nps1 = nodes[ref] / (t[ref] > 0 ? t[ref] : 1) * 1000
-    printf "%8s %14s %9s %12s %12s %12s\n", "threads", "time/pos (ms)", "speed-up", "nodes/s", "nps scaling", "nodes/pos"
+    printf "%8s %14s %9s %12s %12s %12s %10s\n", "threads", "time/pos (ms)", "speed-up", "nodes/s", "nps scaling", "nodes/pos", "same move"
     for (i = 1; i <= nn; i++) {
         n = ns[i]; key = set SUBSEP n
         if (!(key in runs)) continue
         mean = t[key] / runs[key]
         nps = nodes[key] / (t[key] > 0 ? t[key] : 1) * 1000
-        printf "%8d %14.0f %8.2fx %12.0f %11.2fx %12.0f\n", n, mean, (mean > 0 ? t1 / mean : 0), nps, (nps1 > 0 ? nps / nps1 : 0), nodes[key] / runs[key]
+        printf "%8d %14.0f %8.2fx %12.0f %11.2fx %12.0f %9.0f%%\n", n, mean, (mean > 0 ? t1 / mean : 0), nps, (nps1 > 0 ? nps / nps1 : 0), nodes[key] / runs[key], 100 * same[key] / runs[key]
     }
 }' "$results"
 echo
 echo "(speed-up = mean time to depth at 1 thread / at N threads; nodes/s = all threads' nodes /" \
     "time; nodes/pos = mean nodes to depth, all threads: on cores that are not free, N x nodes/pos" \
-    "at 1 / at N estimates the speed-up; $((SECONDS - start)) s in all)"
+    "at 1 / at N estimates the speed-up; same move = searches that ended on the move one thread" \
+    "plays most often in that position; $((SECONDS - start)) s in all)"
 if [[ -n "$csv" ]]; then
     cp "$results" "$csv"
     echo "every search: $csv"
