@@ -1,8 +1,8 @@
 //! End-to-end tests of the hosting features against the local lichess-compatible server on
 //! 127.0.0.1:0, through the same supervisor and client as production: matchmaking challenges an
 //! online bot, backs off after repeated declines and never adds a game beyond `max_games`;
-//! `!eval` is answered in the game chat; the heartbeat follows the event stream; the metrics
-//! count reconnects and finished games.
+//! `!eval` is answered in the game chat, also after a search that missed its deadline; the
+//! heartbeat follows the event stream; the metrics count reconnects and finished games.
 
 mod common;
 
@@ -106,6 +106,40 @@ async fn matchmaking_challenges_an_online_bot_and_backs_off_after_declines() {
     kill(bot).await;
 }
 
+/// A search that ignores its stop flag is abandoned and the quick fallback plays; `!eval` then
+/// says so, where it used to answer "No evaluation yet: I have not searched in this game" (the
+/// reply a fresh-clone CI on a loaded machine got once, session 42, in the test below).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_after_a_missed_deadline_names_the_fallback() {
+    let fake = fake().await;
+    let mut s = settings(&fake.url());
+    s.chat.cooldown_s = 0;
+    s.game.first_move_think_ms = 200;
+    // Every pick sleeps 5 s without looking at its stop flag.
+    let bot = start_bot_with(s, ScriptedFactory::new(&[], Duration::from_secs(5)));
+    wait_connected(&fake, 1).await;
+    let id = challenge_bot(&fake, "black", Some((180, 2)));
+    assert!(
+        fake.wait_until(T, |f| f.game(&id).is_some_and(|g| !g.moves.is_empty()))
+            .await,
+        "the fallback made the first move"
+    );
+    fake.push_game_line(
+        &id,
+        r#"{"type":"chatLine","room":"player","username":"Human1","text":"!eval"}"#,
+    );
+    assert!(
+        fake.wait_until(T, |f| f.chat(&id).iter().any(|(u, t)| u == BOT
+            && t.starts_with("Move from the quick fallback search")
+            && t.contains("missed its deadline")
+            && t.contains(" PV: ")))
+            .await,
+        "an !eval reply naming the fallback: {:?}",
+        fake.chat(&id)
+    );
+    kill(bot).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn matchmaking_never_exceeds_max_games() {
     let fake = fake().await;
@@ -155,7 +189,9 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
     s.heartbeat.enabled = true;
     s.heartbeat.path = heartbeat.clone();
     s.chat.cooldown_s = 0;
-    s.game.first_move_think_ms = 300;
+    // A second: on a loaded machine a 300 ms first move once missed its deadline (most likely
+    // the search's start-up inside the budget), and the fallback played with no search to report.
+    s.game.first_move_think_ms = 1000;
     let bot = start_bot_with(s, Arc::new(SearcherFactory::default()));
     wait_connected(&fake, 1).await;
     // The heartbeat follows the event stream.

@@ -24,6 +24,10 @@ use crate::lichess::picker::{Budget, MovePicker, Pick, Proven, SimplePicker};
 
 pub(super) type ThinkOut = (Box<dyn MovePicker>, Option<Pick>, Duration, Played);
 
+/// The source `!eval` names for a move the quick fallback played because the search missed its
+/// deadline (the chat reads "Move from the quick fallback search (...)").
+const MISSED_DEADLINE: &str = "quick fallback search (the main search missed its deadline)";
+
 pub(super) enum Job {
     Think {
         handle: JoinHandle<ThinkOut>,
@@ -361,6 +365,13 @@ impl Task {
         };
         warn!("move picker missed its deadline; playing a fallback move");
         if let Some(pick) = self.fallback_pick() {
+            // `!eval` then names the move's source instead of "not searched".
+            self.eval = Some(EvalReport {
+                win_probability: Some(pick.win_probability),
+                pv: vec![pick.mv.to_string()],
+                source: Some(MISSED_DEADLINE.to_owned()),
+                ..EvalReport::default()
+            });
             self.post_move(pick, key, received, Duration::ZERO, MoveSource::Fallback);
         }
     }
