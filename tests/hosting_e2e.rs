@@ -23,6 +23,17 @@ use secrecy::SecretString;
 const PARTNER: &str = "OtherBot";
 const T: Duration = Duration::from_secs(45);
 
+/// Asks `!eval` in game `id`'s player room and waits until the bot has a chat line there that
+/// `accept` takes.
+async fn eval_reply(fake: &FakeLichess, id: &str, accept: impl Fn(&str) -> bool) -> bool {
+    fake.push_game_line(
+        id,
+        r#"{"type":"chatLine","room":"player","username":"Human1","text":"!eval"}"#,
+    );
+    fake.wait_until(T, |f| f.chat(id).iter().any(|(u, t)| u == BOT && accept(t)))
+        .await
+}
+
 /// Matchmaking on, at once and every second; `adjust` changes more.
 fn matchmaking(s: &mut Settings) {
     s.matchmaking.enabled = true;
@@ -124,16 +135,12 @@ async fn eval_after_a_missed_deadline_names_the_fallback() {
             .await,
         "the fallback made the first move"
     );
-    fake.push_game_line(
-        &id,
-        r#"{"type":"chatLine","room":"player","username":"Human1","text":"!eval"}"#,
-    );
     assert!(
-        fake.wait_until(T, |f| f.chat(&id).iter().any(|(u, t)| u == BOT
-            && t.starts_with("Move from the quick fallback search")
+        eval_reply(&fake, &id, |t| t
+            .starts_with("Move from the quick fallback search")
             && t.contains("missed its deadline")
-            && t.contains(" PV: ")))
-            .await,
+            && t.contains(" PV: "))
+        .await,
         "an !eval reply naming the fallback: {:?}",
         fake.chat(&id)
     );
@@ -228,15 +235,10 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
         "spectator greeting: {:?}",
         fake.chat(&id)
     );
-    fake.push_game_line(
-        &id,
-        r#"{"type":"chatLine","room":"player","username":"Human1","text":"!eval"}"#,
-    );
     assert!(
-        fake.wait_until(T, |f| f.chat(&id).iter().any(|(u, t)| u == BOT
-            && t.starts_with("Eval")
-            && t.contains(" nodes. PV: ")))
-            .await,
+        eval_reply(&fake, &id, |t| t.starts_with("Eval")
+            && t.contains(" nodes. PV: "))
+        .await,
         "an !eval reply: {:?}",
         fake.chat(&id)
     );
