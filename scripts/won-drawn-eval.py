@@ -25,7 +25,6 @@ from collections import defaultdict
 
 import chess
 import chess.pgn
-import chess.variant
 
 SCORE = re.compile(r"\s*([+-]?\d+\.\d+)")
 CLAMP = 3000

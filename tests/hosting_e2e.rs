@@ -197,7 +197,8 @@ async fn eval_command_is_answered_in_chat_and_the_game_is_counted() {
     s.heartbeat.path = heartbeat.clone();
     s.chat.cooldown_s = 0;
     // A second: on a loaded machine a 300 ms first move once missed its deadline (most likely
-    // the search's start-up inside the budget), and the fallback played with no search to report.
+    // its search thread, reniced to 5, saw the stop flag late), and the fallback played with no
+    // search to report.
     s.game.first_move_think_ms = 1000;
     let bot = start_bot_with(s, Arc::new(SearcherFactory::default()));
     wait_connected(&fake, 1).await;

@@ -289,12 +289,7 @@ impl Task {
             .as_ref()
             .and_then(|p| p.last_eval())
             .filter(|_| source == MoveSource::Search);
-        let eval = searched.unwrap_or_else(|| EvalReport {
-            win_probability: Some(pick.win_probability),
-            pv: vec![pick.mv.to_string()],
-            source: played.note,
-            ..EvalReport::default()
-        });
+        let eval = searched.unwrap_or_else(|| unsearched_eval(&pick, played.note));
         self.stats.record_move(think, eval.nodes);
         self.eval = Some(eval);
         if matches!(pick.proven, Some(Proven::Loss(_))) && self.ctx.settings.game.resign_proven_loss
@@ -366,12 +361,7 @@ impl Task {
         warn!("move picker missed its deadline; playing a fallback move");
         if let Some(pick) = self.fallback_pick() {
             // `!eval` then names the move's source instead of "not searched".
-            self.eval = Some(EvalReport {
-                win_probability: Some(pick.win_probability),
-                pv: vec![pick.mv.to_string()],
-                source: Some(MISSED_DEADLINE.to_owned()),
-                ..EvalReport::default()
-            });
+            self.eval = Some(unsearched_eval(&pick, Some(MISSED_DEADLINE.to_owned())));
             self.post_move(pick, key, received, Duration::ZERO, MoveSource::Fallback);
         }
     }
@@ -442,6 +432,17 @@ pub fn hash_share(settings: &Settings) -> u64 {
         Engine::Alphabeta | Engine::Simple => share,
     };
     share.max(1)
+}
+
+/// What `!eval` reports for a move that no search of ours chose (a book, a tablebase, the
+/// fallback): its win probability, the move as the line, and where it came from.
+fn unsearched_eval(pick: &Pick, source: Option<String>) -> EvalReport {
+    EvalReport {
+        win_probability: Some(pick.win_probability),
+        pv: vec![pick.mv.to_string()],
+        source,
+        ..EvalReport::default()
+    }
 }
 
 /// Runs the calling (blocking-pool) thread at a lower CPU priority, once per thread, so that the
