@@ -1,10 +1,11 @@
 //! The network built into the binary: the default evaluation of both searches, the bot and
-//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen3.nnue` is the fourth generation, trained on
-//! the self-play of the third (`nets/atomic-gen2.nnue`), the second (`nets/atomic-gen1.nnue`) and
-//! the first (`nets/atomic-gen0.nnue`), all kept as files so that their data can be made again,
-//! and on Fairy-Stockfish-labelled positions; docs/NNUE.md has the data, trainer settings and
-//! games of each. Embedding it means a deployed binary needs no file beside it, and the bytes are
-//! checked (format, sizes, hash) like any file the first time they are used.
+//! UCI (`EvalFile` `<embedded>`). `nets/atomic-gen4.nnue` is the fifth generation, trained from
+//! random weights on the self-play of the fourth (`nets/atomic-gen3.nnue`, at 5 000 and 16 000
+//! nodes a move) and on Fairy-Stockfish-labelled positions. The earlier generations
+//! (`nets/atomic-gen2.nnue`, `-gen1`, `-gen0`) stay as files so that their data can be made
+//! again; docs/NNUE.md has the data, trainer settings and games of each. Embedding it means a
+//! deployed binary needs no file beside it, and the bytes are checked (format, sizes, hash) like
+//! any file the first time they are used.
 
 use std::sync::{Arc, OnceLock};
 
@@ -15,11 +16,11 @@ pub const NAME: &str = "<embedded>";
 /// What they call the linear evaluation.
 pub const LINEAR: &str = "<linear>";
 /// The embedded file's path in the repository.
-pub const FILE: &str = "nets/atomic-gen3.nnue";
+pub const FILE: &str = "nets/atomic-gen4.nnue";
 
 static BYTES: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/nets/atomic-gen3.nnue"
+    "/nets/atomic-gen4.nnue"
 ));
 
 /// The embedded network, parsed once and shared.
