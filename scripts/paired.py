@@ -10,8 +10,10 @@ alone carries about ±4.5 and their difference ±6 (JOURNAL.md, sessions 36-37).
 
     python3 scripts/paired.py A.pgn B.pgn [ENGINE]
 
-A game is identified by its opening (match.py writes `[Opening "#N: ..."]`) and ENGINE's
-colour (default `ours`, the name `scripts/fsf_match.sh` gives our engine). Prints each
+A game is identified by its opening's moves (match.py writes `[Opening "#N: moves"]`; N, the
+line's number in the openings file played, is dropped so that a match on a part of the file,
+`OPENINGS=<openings 26-75>`, pairs with one on the whole) and ENGINE's colour (default `ours`,
+the name `scripts/fsf_match.sh` gives our engine). Prints each
 file's score over the games both hold, the paired difference A - B in points (percent) with
 one standard error, and how many games differ in result. Reads the PGN with
 `colour_split.py`'s reader (beside it); needs only the standard library.
@@ -36,7 +38,8 @@ def scores(path: str, engine: str) -> dict[tuple[str, str], float]:
             colour, score = "black", 1.0 - SCORE[result]
         else:
             continue
-        key = (tags.get("Opening", "?"), colour)
+        opening = tags.get("Opening", "?")
+        key = (opening.split(": ", 1)[1] if opening.startswith("#") else opening, colour)
         if key in out:
             sys.exit(f"paired: {path} has two games of opening {key[0]!r} with {engine} {colour}")
         out[key] = score
