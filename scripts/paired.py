@@ -39,7 +39,8 @@ def scores(path: str, engine: str) -> dict[tuple[str, str], float]:
         else:
             continue
         opening = tags.get("Opening", "?")
-        key = (opening.split(": ", 1)[1] if opening.startswith("#") else opening, colour)
+        number, sep, moves = opening.partition(": ")
+        key = (moves if sep and number.startswith("#") else opening, colour)
         if key in out:
             sys.exit(f"paired: {path} has two games of opening {key[0]!r} with {engine} {colour}")
         out[key] = score

@@ -15,13 +15,17 @@ use super::network::Network;
 pub const NAME: &str = "<embedded>";
 /// What they call the linear evaluation.
 pub const LINEAR: &str = "<linear>";
-/// The embedded file's path in the repository.
-pub const FILE: &str = "nets/atomic-gen4.nnue";
+/// The embedded file's path, written once: `include_bytes!` needs a literal, not a `const`.
+macro_rules! embedded_path {
+    () => {
+        "nets/atomic-gen4.nnue"
+    };
+}
 
-static BYTES: &[u8] = include_bytes!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/nets/atomic-gen4.nnue"
-));
+/// The embedded file's path in the repository.
+pub const FILE: &str = embedded_path!();
+
+static BYTES: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/", embedded_path!()));
 
 /// The embedded network, parsed once and shared.
 pub fn network() -> Arc<Network> {
