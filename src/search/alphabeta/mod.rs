@@ -125,6 +125,9 @@ struct Worker {
     evaluator: Evaluator,
     /// Repetition keys: the game's reversible history, then the current line.
     keys: Vec<u64>,
+    /// The index in `keys` of the current line's last null move (0 when there is none): a
+    /// repetition is looked for no further back, since the pass is not a move.
+    null_floor: usize,
     nodes: u64,
     qstats: QStats,
     aborted: bool,
@@ -349,6 +352,7 @@ impl Worker {
             correction: Correction::default(),
             evaluator: Evaluator::Linear,
             keys: Vec::new(),
+            null_floor: 0,
             nodes: 0,
             qstats: QStats::default(),
             aborted: false,
@@ -390,6 +394,7 @@ impl Worker {
         self.published = 0;
         self.ordering.new_search();
         self.keys.clear();
+        self.null_floor = 0;
         self.keys.extend_from_slice(game.history_keys());
         let root = game.position().zobrist();
         if self.keys.last() != Some(&root) {
