@@ -32,6 +32,7 @@ pub mod params;
 pub mod policy;
 pub mod policy_features;
 pub mod policy_weights;
+mod repetition;
 mod searcher;
 pub mod time;
 mod tree;

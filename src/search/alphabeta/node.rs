@@ -16,6 +16,7 @@ use super::table::{Bound, from_table, to_table};
 use super::{Ctx, Worker, has_pieces};
 use crate::search::SearchParams;
 use crate::search::eval::{self, Evaluator, MATE, MATE_BOUND};
+use crate::search::repetition::repeats;
 
 impl Worker {
     /// The value of `pos` for its side to move within `(alpha, beta)`, searched `depth` plies
@@ -45,6 +46,7 @@ impl Worker {
         if pos.board().king_of(pos.turn()).is_none() {
             return -MATE + mply;
         }
+        // A twofold repetition is a draw, but not one back past the line's last null move.
         if repeats(&self.keys, pos.halfmove_clock(), self.null_floor) {
             return 0;
         }
@@ -428,19 +430,6 @@ impl eval::Leaves<i32> for Corrected<'_> {
     }
 }
 
-/// Whether the line's last position (the last of `keys`, which is not empty) is a twofold
-/// repetition, a draw (as in the MCTS): one of the `halfmove` positions before it since the
-/// last irreversible move, but not one before `null_floor`, the index of the line's last null
-/// move (0 when there is none). A position before a pass that comes back came back only
-/// because one side did not move, and scoring it a draw lets the side that passed claim a
-/// draw the game does not hold (Stockfish's rule too: back to the position after the pass, no
-/// further).
-fn repeats(keys: &[u64], halfmove: u32, null_floor: usize) -> bool {
-    let last = keys.len() - 1;
-    let window = (halfmove as usize).min(last - null_floor.min(last));
-    keys[last - window..last].contains(&keys[last])
-}
-
 /// The index of the first largest key (`keys` is not empty). Two passes, the maximum and
 /// then its first position, both plain loops over `i32` that vectorise: the selection scan
 /// was a fifth of this module's time as one loop that compared and tracked an index at each
@@ -453,26 +442,7 @@ fn next_best(keys: &[i32]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::{next_best, repeats};
-
-    #[test]
-    fn a_repetition_is_looked_for_since_the_last_irreversible_move_and_the_last_null_move() {
-        // Keys of a line: 1 2 3 4 5 6 1 (the first position again, six plies later).
-        let keys = [1, 2, 3, 4, 5, 6, 1];
-        assert!(repeats(&keys, 6, 0));
-        assert!(repeats(&keys, 40, 0));
-        // An irreversible move after the first position: not the same game position.
-        assert!(!repeats(&keys, 5, 0));
-        // A null move at index 3: the first position lies before the pass, so no draw...
-        assert!(!repeats(&keys, 6, 3));
-        // ...but a position from the pass on is a repetition like any other (4 5 6 4).
-        assert!(repeats(&[1, 2, 3, 4, 5, 6, 4], 6, 3));
-        assert!(repeats(&[1, 2, 3, 4, 5, 6, 4], 3, 3));
-        assert!(!repeats(&[1, 2, 3, 4, 5, 6, 3], 6, 3));
-        // The root alone, or a floor at the last position, finds nothing.
-        assert!(!repeats(&[7], 10, 0));
-        assert!(!repeats(&keys, 6, 6));
-    }
+    use super::next_best;
 
     #[test]
     fn next_best_is_the_first_of_the_largest_keys() {

@@ -8,6 +8,7 @@ use atomic_chess::{MoveList, Position};
 use super::Mcts;
 use crate::search::SearchParams;
 use crate::search::eval::{self, Evaluator, QStats};
+use crate::search::repetition::repeats;
 use crate::search::tree::{NodeId, Proof};
 
 impl Mcts {
@@ -72,10 +73,8 @@ pub(super) fn evaluate_leaf(
 /// The solver's view of a position reached in the tree, if the game is decided there. `keys`
 /// as for [`evaluate_leaf`].
 fn terminal(keys: &[u64], pos: &Position, moves: &MoveList) -> Option<Proof> {
-    // Repetition (twofold, as Lc0 does): the key seen before since the last irreversible move.
-    let len = keys.len();
-    let window = (pos.halfmove_clock() as usize).min(len - 1);
-    if keys[len - 1 - window..len - 1].contains(&keys[len - 1]) {
+    // Repetition (twofold, as Lc0 does); the MCTS makes no null moves.
+    if repeats(keys, pos.halfmove_clock(), 0) {
         return Some(Proof::Draw);
     }
     if pos.board().king_of(pos.turn()).is_none() {
