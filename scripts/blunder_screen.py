@@ -69,6 +69,7 @@ class Engine:
                 k = w.index("score")
                 score = int(w[k + 2]) if w[k + 1] == "cp" else (100000 if int(w[k + 2]) > 0 else -100000)
             if w and w[0] == "bestmove": return w[1], score
+        sys.exit(f"blunder_screen: {self.p.args[0]} ended without a bestmove (position {' '.join(moves)})")
 
 def run(path, binary, nodes, oracle, opts):
     pos = json.load(open(path))
@@ -94,5 +95,9 @@ def run(path, binary, nodes, oracle, opts):
         print(p["game"], len(p["moves"]), p["played"], mv, base, s, flush=True)
     print(f"confirmed {confirmed}, same move {same}, avoided {avoided}  ({binary} {' '.join(opts)} nodes {nodes} oracle {oracle})")
 
-if sys.argv[1] == "collect": collect(sys.argv[2], sys.argv[3:])
-else: run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:])
+if len(sys.argv) >= 4 and sys.argv[1] == "collect":
+    collect(sys.argv[2], sys.argv[3:])
+elif len(sys.argv) >= 6 and sys.argv[1] == "run" and sys.argv[4].isdigit() and sys.argv[5].isdigit():
+    run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:])
+else:
+    sys.exit(__doc__.split("\n\n")[-2])
