@@ -12,8 +12,13 @@ ORACLE nodes judge the position after the played move (a blunder when FSF scores
 there) and after the engine's move (avoided when FSF scores < +1.00). Both searches are one
 thread and node-limited, so a run is deterministic and does not care about the machine's
 load. The defaults searched afresh already avoid some of the game's blunders (another table
-than in the game), so compare a setting with the defaults' run, not with zero. A proxy:
-session 46 found it agreeing with one 4x match (JOURNAL), no more.
+than in the game), so compare a setting with the defaults' run, not with zero.
+
+How far to trust it (JOURNAL, sessions 46-47): on the 121 blunders of session 45's 4x games
+the defaults avoid 9 to 12 under perturbations that change nothing in the search (other node
+counts, another table size), and no setting tried avoided more; one that screened as well as
+the defaults (AbNullVerify=12, 11) lost 12 points in 4x games. A difference of three is noise,
+and a setting is not shown better here: it flags settings that are likely worse, no more.
 
     python3 scripts/blunder_screen.py collect OUT.json GAMES.pgn...
     python3 scripts/blunder_screen.py run OUT.json BIN NODES ORACLE [Option=value ...]

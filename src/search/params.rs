@@ -92,10 +92,6 @@ pub struct SearchParams {
     pub ab_rfp_depth: i32,
     /// Alpha-beta: the null move's reduction is `3 + depth / AbNullDepthDiv`.
     pub ab_null_depth_div: i32,
-    /// Alpha-beta: from this depth on a null move's fail-high is verified by a search of the
-    /// position itself at the null move's depth, with null moves off for the first three
-    /// quarters of that search's plies (Stockfish's verification; 0 = off).
-    pub ab_null_verify: i32,
     /// Alpha-beta: singular extensions from this depth on (0 = off; 8 since session 18). The
     /// table move is extended a ply when every other move, searched at half depth, falls short
     /// of its score by `AbSingularMargin` cp a ply; when they reach beta the node is cut
@@ -169,7 +165,6 @@ impl Default for SearchParams {
             ab_futility_depth: 2,
             ab_rfp_depth: 3,
             ab_null_depth_div: 4,
-            ab_null_verify: 0,
             ab_singular_depth: 8,
             ab_singular_margin: 6,
             ab_singular_neg: 1,
@@ -258,7 +253,6 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("AbFutilityDepth", ab_futility_depth, 0, 64, 1.0, i32),
     spec!("AbRfpDepth", ab_rfp_depth, 0, 64, 1.0, i32),
     spec!("AbNullDepthDiv", ab_null_depth_div, 1, 64, 1.0, i32),
-    spec!("AbNullVerify", ab_null_verify, 0, 64, 1.0, i32),
     spec!("AbSingularDepth", ab_singular_depth, 0, 64, 1.0, i32),
     spec!("AbSingularMargin", ab_singular_margin, 0, 100, 1.0, i32),
     spec!("AbSingularNeg", ab_singular_neg, 0, 3, 1.0, i32),

@@ -128,8 +128,6 @@ struct Worker {
     /// The index in `keys` of the current line's last null move (0 when there is none): a
     /// repetition is looked for no further back, since the pass is not a move.
     null_floor: usize,
-    /// No null move above this ply: set during a null move's verification search.
-    null_min_ply: usize,
     nodes: u64,
     qstats: QStats,
     aborted: bool,
@@ -355,7 +353,6 @@ impl Worker {
             evaluator: Evaluator::Linear,
             keys: Vec::new(),
             null_floor: 0,
-            null_min_ply: 0,
             nodes: 0,
             qstats: QStats::default(),
             aborted: false,
@@ -398,7 +395,6 @@ impl Worker {
         self.ordering.new_search();
         self.keys.clear();
         self.null_floor = 0;
-        self.null_min_ply = 0;
         self.keys.extend_from_slice(game.history_keys());
         let root = game.position().zobrist();
         if self.keys.last() != Some(&root) {

@@ -156,12 +156,7 @@ impl Worker {
             {
                 return static_eval;
             }
-            if allow_null
-                && depth >= 3
-                && ply >= self.null_min_ply
-                && static_eval >= beta
-                && has_pieces(pos, pos.turn())
-            {
+            if allow_null && depth >= 3 && static_eval >= beta && has_pieces(pos, pos.turn()) {
                 let reduction = 3 + depth / self.params.ab_null_depth_div;
                 let null = pos.null_move();
                 self.keys.push(null.zobrist());
@@ -184,25 +179,7 @@ impl Worker {
                     return 0;
                 }
                 if s >= beta {
-                    let s = if s >= MATE_BOUND { beta } else { s };
-                    let verify = self.params.ab_null_verify;
-                    if verify == 0 || depth < verify || self.null_min_ply > 0 {
-                        return s;
-                    }
-                    // At a large depth the pass is trusted only when the position itself,
-                    // searched as deep as the pass was and without passes near the top,
-                    // also reaches beta: a zugzwang (a blocked ending, kings side by side)
-                    // is where passing is better than any move.
-                    let reduced = depth - 1 - reduction;
-                    self.null_min_ply = ply + (3 * reduced.max(0) as usize) / 4;
-                    let v = self.node(ctx, pos, reduced, beta - 1, beta, ply, false, false);
-                    self.null_min_ply = 0;
-                    if self.aborted {
-                        return 0;
-                    }
-                    if v >= beta {
-                        return s;
-                    }
+                    return if s >= MATE_BOUND { beta } else { s };
                 }
             }
         }
