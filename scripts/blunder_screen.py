@@ -20,14 +20,17 @@ counts, another table size), and no setting tried avoided more; one that screene
 the defaults (AbNullVerify=12, 11) lost 12 points in 4x games. A difference of three is noise,
 and a setting is not shown better here: it flags settings that are likely worse, no more.
 
-    python3 scripts/blunder_screen.py collect OUT.json GAMES.pgn...
-    python3 scripts/blunder_screen.py run OUT.json BIN NODES ORACLE [Option=value ...]
+Usage: USAGE below, which bad arguments print.
 
 FSF (env) is the Fairy-Stockfish binary (default /tmp/fsf/fairy-stockfish); needs python-chess.
 FSF's judgements are cached beside OUT.json (OUT.json.oracleN), so a second setting costs
 only its own searches and the judgements of the moves it changes.
 """
 import os, sys, json, subprocess, chess.pgn
+
+USAGE = """usage:
+    python3 scripts/blunder_screen.py collect OUT.json GAMES.pgn...
+    python3 scripts/blunder_screen.py run OUT.json BIN NODES ORACLE [Option=value ...]"""
 
 FSF = os.environ.get("FSF", "/tmp/fsf/fairy-stockfish")
 
@@ -105,4 +108,4 @@ if len(sys.argv) >= 4 and sys.argv[1] == "collect":
 elif len(sys.argv) >= 6 and sys.argv[1] == "run" and sys.argv[4].isdigit() and sys.argv[5].isdigit():
     run(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:])
 else:
-    sys.exit(__doc__.split("\n\n")[-2])
+    sys.exit(USAGE)
